@@ -102,6 +102,24 @@ def is_network_class(pci_class):
     return bool(pci_class) and pci_class[:6].lower() in NETWORK_CLASSES
 
 
+def _is_mellanox_pf(info):
+    return bool(info) and (info["vendor"] or "").lower() == MELLANOX_VENDOR_ID and not info["physfn"] and is_network_class(info["pci_class"])
+
+
+def adapter_address(address, root="/"):
+    """The first NVIDIA/Mellanox physical network function in the same slot as ``address``.
+
+    Ports of one adapter share its firmware configuration. A VM that was given only one
+    function keeps that one.
+    """
+    slot = address.rsplit(".", 1)[0]
+    for function in range(8):
+        candidate = "%s.%d" % (slot, function)
+        if candidate == address or _is_mellanox_pf(pci_device_info(candidate, root)):
+            return candidate
+    return address
+
+
 def list_mellanox_nics(root="/"):
     """Physical NVIDIA/Mellanox network functions, one per adapter (lowest function of a slot).
 
@@ -116,10 +134,7 @@ def list_mellanox_nics(root="/"):
             address = normalize_pci_address(name)
         except ValueError:
             continue
-        info = pci_device_info(name, root)
-        if not info or (info["vendor"] or "").lower() != MELLANOX_VENDOR_ID:
-            continue
-        if info["physfn"] or not is_network_class(info["pci_class"]):
+        if not _is_mellanox_pf(pci_device_info(name, root)):
             continue
         slot = address.rsplit(".", 1)[0]
         by_slot.setdefault(slot, address)

@@ -25,7 +25,7 @@ description:
   - Invalid input fails before any change is made; the tools validate a whole C(set) before applying it,
     so a refused change leaves the firmware untouched.
 author:
-  - roce.fabric contributors
+  - roce.fabric contributors (@roce-fabric)
 extends_documentation_fragment:
   - roce.fabric.attributes
 attributes:
@@ -254,6 +254,7 @@ from ansible_collections.roce.fabric.plugins.module_utils._mlxconfig import (
     wanted_value,
 )
 from ansible_collections.roce.fabric.plugins.module_utils._pci import (
+    adapter_address,
     list_mellanox_nics,
     looks_like_pci_address,
     netdev_pci_address,
@@ -368,7 +369,10 @@ class Mlxconfig(object):
                 "%s (%s) is a virtual function; firmware settings belong to its physical function %s"
                 % (item, address, info["physfn"])
             )
-        return address, address
+        # The ports of a multi-port adapter are functions of one device with one configuration:
+        # address it by its first physical function present on this host.
+        adapter = adapter_address(address, self.sysfs_root)
+        return adapter, adapter
 
     # --- tool calls --------------------------------------------------------------------------------
 

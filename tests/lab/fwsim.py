@@ -1,4 +1,5 @@
-# Copyright: (c) 2025, roce.fabric contributors
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Stateful simulator of the NVIDIA ConnectX NVconfig tools (MFT ``mlxconfig``, mstflint ``mstconfig``).
 
@@ -21,6 +22,14 @@ Lab administration (not part of the emulated tools)::
     python3 fwsim.py admin [--state-dir DIR] flag --pci P k=v ...
 
 Environment: ``FWSIM_STATE_DIR`` (default ``/var/lib/roce-fabric-fwsim``), ``FWSIM_FLAVOR`` (default ``mft``).
+
+State directory: ``devices/<pci>.json`` (one record per adapter: model, device_type, name, description,
+device_id, pci, functions, mst, flags{...}, params{NAME: {default, current, next}}; arrays as lists),
+``calls.jsonl`` (one line per tool invocation), ``boot.json`` ({reboots, power_cycles}), ``.lock`` (flock).
+
+Like the real tools: failures exit 3 and an abort exits 2 (MLX_CFG_ERROR / MLX_CFG_ABORTED); ``-E-``
+lines go to stdout; firmware that cannot read defaults (flag no_defaults / no_current) drops that column
+and prints the "does not support" line after the table. Known difference: ``reset`` prints the device header.
 """
 
 import argparse
@@ -35,11 +44,10 @@ import tempfile
 DEFAULT_STATE_DIR = '/var/lib/roce-fabric-fwsim'
 MELLANOX_VENDOR_ID = '0x15b3'
 
-# Exit status of every failure.  The real tools return their internal status enum
-# (MLX_CFG_ABORTED=2, MLX_CFG_ERROR=3); the lab contract is "0 ok, 1 any -E- error".
+# Exit status: the real tools return their internal status enum (MLX_CFG_ABORTED=2, MLX_CFG_ERROR=3).
 EXIT_OK = 0
-EXIT_ERROR = 1
-EXIT_ABORTED = 1
+EXIT_ERROR = 3
+EXIT_ABORTED = 2
 
 # --------------------------------------------------------------------------------------------
 # Output layouts (data, so another tool version is one more entry).
@@ -464,7 +472,6 @@ def resolve_name(token, model, assignment=None):
 class Tool:
     def __init__(self, flavor, state, stdin=None, stdout=None, stderr=None):
         self.flavor = FLAVORS[flavor]
-        self.flavor_name = flavor
         self.layout = LAYOUTS[self.flavor['layout']]
         self.state = state
         self.stdin = stdin or sys.stdin
@@ -479,12 +486,9 @@ class Tool:
         self.stdout.write(text + end)
 
     def error(self, message):
-        """The real tools print '-E- ...' on stdout; it is mirrored on stderr for callers that only look there."""
-        line = '-E- %s' % message
-        self.out(line)
+        """The real tools print '-E- ...' on stdout."""
+        self.out('-E- %s' % message)
         self.stdout.flush()
-        self.stderr.write(line + '\n')
-        self.stderr.flush()
 
     def ask(self, question):
         """askUser(): '\\n <question> (y/n) [n] : ' then 'y' with -y, else one stdin line."""
@@ -707,7 +711,13 @@ class Tool:
     def query_one(self, record, devname, index, names, json_doc):
         model = record_model(record)
         verbose = self.opts['verbose']
-        columns = ['Default', 'Current', 'Next Boot'] if verbose else ['Next Boot']
+        no_defaults, no_current = get_flag(record, 'no_defaults'), get_flag(record, 'no_current')
+        if verbose:
+            # Firmware that cannot read a column does not print it; a note follows the table.
+            columns = [c for c, drop in (('Default', no_defaults), ('Current', no_current), ('Next Boot', False)) if not drop]
+        else:
+            columns = ['Next Boot']
+        notice = self.support_notice(record) if verbose else None
         dev_json = None
         if json_doc is not None:
             dev_json = {'device_type': record.get('device_type') or 'N/A', 'name': record.get('name') or 'N/A',
@@ -715,9 +725,6 @@ class Tool:
             json_doc['Device #%d' % index] = dev_json
         else:
             self.device_header(record, devname, index)
-            notice = self.support_notice(record) if verbose else None
-            if notice:
-                self.out(notice)
             self.conf_header(columns)
         if get_flag(record, 'fail_query'):
             self.error('Failed to query device %s configuration' % devname)
@@ -739,11 +746,14 @@ class Tool:
                     entry.update({'modified': modified, 'default_value': jsons['default'], 'current_value': jsons['current']})
                 dev_json['tlv_configuration'][item.label] = entry
                 continue
-            shown = [texts['default'], texts['current'], texts['next']] if verbose else [texts['next']]
+            shown = [texts[key] for key, title in (('default', 'Default'), ('current', 'Current'), ('next', 'Next Boot'))
+                     if title in columns]
             self.out(self.format_row(modified, item.spec['ro'], item.label, shown))
             any_modified = any_modified or modified
             any_ro = any_ro or item.spec['ro']
         if dev_json is None:
+            if notice:
+                self.out(notice)
             if any_modified:
                 self.out("The '*' shows parameters with next value different from default/current value.")
             if any_ro and self.layout['ro_marker']:

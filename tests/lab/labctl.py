@@ -200,6 +200,10 @@ class Peer(object):
     def start(self, keep_state=False):
         raise NotImplementedError
 
+    def reset(self):
+        """Back to the initial state, keeping the peer running."""
+        raise NotImplementedError
+
     def stop(self):
         raise NotImplementedError
 
@@ -248,8 +252,9 @@ class NetnsHost(Peer):
                 time.sleep(0.1)
         if quiet(["ip", "netns", "pids", self.netns]) == 0:
             run(["ip", "netns", "del", self.netns])
-        if quiet(["ip", "link", "show", self.veth_host]) == 0:
-            run(["ip", "link", "del", self.veth_host])
+        # Deleting the namespace takes its end of the veth pair, and the kernel removes this end
+        # soon after; remove it now if it is still there.
+        quiet(["ip", "link", "del", self.veth_host])
 
     # --- building the host's view of the machine ---------------------------------------------------
 
@@ -335,7 +340,8 @@ class NetnsHost(Peer):
         standin = (
             "#!/bin/sh\n# Lab host: rebooting this host restarts its processes and loads pending firmware values.\n"
             "case \"$0 $*\" in\n  *reboot*|*-r*) ;;\n  *) echo \"lab host: only reboot is supported\" >&2; exit 1;;\nesac\n"
-            "setsid /usr/bin/python3 %s reboot %s </dev/null >>%s 2>&1 &\n"
+            # Detached and deaf to the hang-up of the SSH session's terminal that started it.
+            "nohup setsid -f /usr/bin/python3 %s reboot %s </dev/null >>%s 2>&1\n"
             "echo \"Reboot scheduled.\"\n" % (LABHOST, self.dir, os.path.join(self.dir, "reboot.log"))
         )
         scripts["shutdown"] = standin
@@ -371,6 +377,12 @@ class NetnsHost(Peer):
         ])
         with open(os.path.join(self.dir, "sshd_config"), "w") as handle:
             handle.write(config)
+
+    def reset(self):
+        self.build_firmware()
+        for stale in ("reboots", "reboot.log"):
+            if os.path.exists(os.path.join(self.dir, stale)):
+                os.unlink(os.path.join(self.dir, stale))
 
     def start(self, keep_state=False):
         os.makedirs(self.dir, exist_ok=True)
@@ -439,6 +451,8 @@ def main(argv=None):
     down = sub.add_parser("down", help="stop peers and remove the lab network")
     down.add_argument("hosts", nargs="*")
     sub.add_parser("status", help="list peers and whether they run")
+    reset = sub.add_parser("reset", help="give running peers their initial state again without restarting them")
+    reset.add_argument("hosts", nargs="*")
     ex = sub.add_parser("exec", help="run a command inside a lab host")
     ex.add_argument("host")
     ex.add_argument("cmd", nargs=argparse.REMAINDER)
@@ -452,6 +466,9 @@ def main(argv=None):
         lab.down(args.hosts)
     elif args.command == "status":
         return lab.status()
+    elif args.command == "reset":
+        for peer in lab.select(args.hosts):
+            peer.reset()
     elif args.command == "exec":
         peer = lab.select([args.host])[0]
         command = args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd

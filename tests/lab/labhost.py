@@ -56,6 +56,7 @@ def write_in_place(path, text):
 
 
 def reboot(host_dir):
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     with open(os.path.join(host_dir, "host.json")) as handle:
         config = json.load(handle)
     time.sleep(config.get("reboot_delay", 1.0))

@@ -163,9 +163,11 @@ def test_all_selects_one_physical_function_per_adapter(tool):
 
 
 def test_selectors_of_the_same_function_are_merged(tool):
-    result = run(dict(devices=["ens1f0np0", "0000:19:00.0", "19:00.0"], params=dict(SRIOV_EN=True)))
+    # The second port (function .1) belongs to the same adapter and the same configuration.
+    result = run(dict(devices=["ens1f0np0", "0000:19:00.0", "19:00.0", "ens1f1np1"], params=dict(SRIOV_EN=True)))
     assert list(result["devices"]) == ["0000:19:00.0"]
-    assert result["devices"]["0000:19:00.0"]["selectors"] == ["ens1f0np0", "0000:19:00.0", "19:00.0"]
+    assert result["devices"]["0000:19:00.0"]["selectors"] == ["ens1f0np0", "0000:19:00.0", "19:00.0", "ens1f1np1"]
+    assert len(tool.calls) == 1
 
 
 @pytest.mark.parametrize("device, message", [
