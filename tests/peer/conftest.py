@@ -74,6 +74,9 @@ def run_module(inventory, host, name, args, check=False, diff=False, extra_env=N
     argv = ["ansible", "-i", inventory, host, "-m", name, "-a", json.dumps(args)]
     if connection:
         argv += ["-c", connection]
+    if connection == "local":
+        # The controller's own interpreter: discovery may find a shim that does not run.
+        argv += ["-e", "ansible_python_interpreter=%s" % sys.executable]
     if check:
         argv.append("--check")
     if diff:

@@ -154,6 +154,7 @@ def test_locally_through_an_mst_path(tmp_path):
     env = dict(FWSIM_STATE_DIR=str(state))
     inventory = "localhost,"
     first = run_module(inventory, "localhost", MODULE, args, extra_env=env, connection="local")
+    assert first.get("failed") is not True, first
     assert first["changed"] is True and first["tool"]["kind"] == "mlxconfig"
     with open(os.path.join(str(state), "devices", "0000:17:00.0.json")) as handle:
         assert json.load(handle)["params"]["ATS_ENABLED"]["next"] == 1
