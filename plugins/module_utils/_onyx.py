@@ -1,0 +1,479 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""NVIDIA Onyx (Spectrum) switch configuration: ports, parsers and command generation.
+
+PRIVATE to the roce.fabric collection: may change without notice.
+
+Pure functions only: text and data in, data and command lists out. The module that talks to
+the switch reads ``show`` output, hands it to these functions and sends what they return.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ansible.module_utils.compat.version import LooseVersion
+
+ROCE_MODES = ("lossless", "semi-lossless", "lossy", "disabled")
+TRUST_MODES = ("L2", "L3", "both")
+MTU_MIN, MTU_MAX = 1500, 9216
+VLAN_MIN, VLAN_MAX = 1, 4094
+# From this release on, `show ... | json-print` wraps values in per-interface lists.
+JSON_LAYOUT_VERSION = "3.6.6000"
+# Releases before this one need a port shut down to change its MTU; later ones take `mtu N force`.
+MTU_FORCE_VERSION = "3.6.0000"
+
+PORT_RE = re.compile(r"^(?:eth(?:ernet)?\s*)?(?P<slot>\d+)/(?P<port>\d+)(?:/(?P<sub>\d+))?$", re.IGNORECASE)
+
+
+class OnyxInputError(ValueError):
+    """Input that cannot be right, found before anything is sent to a switch."""
+
+
+# --- versions -----------------------------------------------------------------------------------------
+
+def version_at_least(release, minimum):
+    """Compare Onyx releases numerically (3.10.1000 is newer than 3.6.6000)."""
+    return LooseVersion(str(release)) >= LooseVersion(str(minimum))
+
+
+def new_json_layout(release):
+    return version_at_least(release, JSON_LAYOUT_VERSION)
+
+
+def mtu_needs_shutdown(release):
+    return not version_at_least(release, MTU_FORCE_VERSION)
+
+
+# --- ports ----------------------------------------------------------------------------------------------
+
+def parse_port(name):
+    """``'1/4'`` -> ``(1, 4, 0)``; ``'1/1/2'`` (breakout) -> ``(1, 1, 2)``; accepts ``Eth1/4``."""
+    match = PORT_RE.match((name or "").strip())
+    if not match:
+        raise OnyxInputError("'%s' is not an Ethernet port name (expected slot/port such as 1/4, or 1/1/2 for a breakout)" % name)
+    slot, port, sub = int(match.group("slot")), int(match.group("port")), int(match.group("sub") or 0)
+    if slot < 1 or port < 1 or (match.group("sub") is not None and not 1 <= sub <= 8):
+        raise OnyxInputError("'%s' is not an Ethernet port name (numbers start at 1, breakouts go up to 8)" % name)
+    return slot, port, sub
+
+
+def port_name(key):
+    slot, port, sub = key
+    return "%d/%d/%d" % (slot, port, sub) if sub else "%d/%d" % (slot, port)
+
+
+def expand_ports(spec):
+    """``'1/1-1/4'`` -> ``['1/1', '1/2', '1/3', '1/4']``; single ports and breakout ranges too."""
+    text = (spec or "").strip()
+    if "-" not in text:
+        return [port_name(parse_port(text))]
+    first, last = [part.strip() for part in text.split("-", 1)]
+    start, end = parse_port(first), parse_port(last)
+    if start[0] != end[0] or bool(start[2]) != bool(end[2]) or (start[2] and start[1] != end[1]):
+        raise OnyxInputError("'%s' is not a port range: both ends must be on the same slot (and the same split port)" % spec)
+    if start > end:
+        raise OnyxInputError("'%s' is not a port range: it runs backwards" % spec)
+    if start[2]:
+        return [port_name((start[0], start[1], sub)) for sub in range(start[2], end[2] + 1)]
+    return [port_name((start[0], port, 0)) for port in range(start[1], end[1] + 1)]
+
+
+def expand_port_list(specs, what="ports"):
+    """Expand several specs; a port given twice (overlapping ranges) is an error."""
+    if isinstance(specs, str):
+        specs = [specs]
+    seen = {}
+    result = []
+    for spec in specs or []:
+        for port in expand_ports(str(spec)):
+            if port in seen:
+                raise OnyxInputError("port %s is given twice in %s ('%s' and '%s')" % (port, what, seen[port], spec))
+            seen[port] = spec
+            result.append(port)
+    return result
+
+
+def sort_ports(ports):
+    return sorted(ports, key=parse_port)
+
+
+def compress_ports(ports):
+    """Port names -> the shortest list of ranges, in port order: ['1/1-1/4', '1/7', '1/1/1-1/1/2']."""
+    # Whole ports first, then split ports, so that runs of either kind stay together.
+    keys = sorted(set(parse_port(p) for p in ports), key=lambda k: (k[0], 1 if k[2] else 0, k[1], k[2]))
+    ranges = []
+    for key in keys:
+        if ranges:
+            first, last = ranges[-1]
+            whole_next = not key[2] and not last[2] and key[1] == last[1] + 1
+            split_next = key[2] and last[2] and key[1] == last[1] and key[2] == last[2] + 1
+            if key[0] == last[0] and (whole_next or split_next):
+                ranges[-1] = (first, key)
+                continue
+        ranges.append((key, key))
+    return [port_name(a) if a == b else "%s-%s" % (port_name(a), port_name(b)) for a, b in ranges]
+
+
+# --- parsers --------------------------------------------------------------------------------------------
+
+def _port_state():
+    return dict(mtu=None, shutdown=False, switchport_mode=None, access_vlan=None, allowed_vlans=set(),
+                pfc_mode=None, trust=None, ecn={}, description=None, speed=None)
+
+
+def _vlan_list(text):
+    vlans = set()
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if "-" in part:
+            low, high = part.split("-", 1)
+            vlans.update(range(int(low), int(high) + 1))
+        else:
+            vlans.add(int(part))
+    return vlans
+
+
+def parse_running_config(text):
+    """Parse Onyx ``show running-config`` (section comments ``##``, one command per line, ranges allowed).
+
+    Returns ``dict(release, hostname, roce, vlans, pfc, ports, lines)``. ``ports`` maps port names to
+    their settings; lines the parser does not model are kept in ``lines`` only.
+    """
+    state = dict(release=None, hostname=None, roce=None, vlans={}, pfc=dict(enabled=False, priorities=set()), ports={}, lines=[])
+    for raw in (text or "").splitlines():
+        line = raw.strip()
+        if line.startswith("## Product release:"):
+            state["release"] = line.split(":", 1)[1].strip()
+            continue
+        if not line or line.startswith("#"):
+            continue
+        state["lines"].append(line)
+        words = line.split()
+        if words[0] == "roce":
+            state["roce"] = words[1] if len(words) > 1 else "lossless"
+        elif words[0] == "hostname" and len(words) == 2:
+            state["hostname"] = words[1]
+        elif words[0] == "vlan" and len(words) >= 2 and words[1].isdigit():
+            vlan = state["vlans"].setdefault(int(words[1]), dict(name=None))
+            if len(words) >= 4 and words[2] == "name":
+                vlan["name"] = line.split(" name ", 1)[1].strip().strip('"')
+        elif line.startswith("dcb priority-flow-control enable"):
+            state["pfc"]["enabled"] = True
+        elif line.startswith("dcb priority-flow-control priority ") and words[-1] == "enable":
+            state["pfc"]["priorities"].add(int(words[3]))
+        elif words[:2] == ["interface", "ethernet"] and len(words) >= 4:
+            _parse_port_line(state["ports"], words[2], words[3:], line)
+    return state
+
+
+def _parse_port_line(ports, spec, words, line):
+    try:
+        names = expand_ports(spec)
+    except OnyxInputError:
+        return
+    for name in names:
+        port = ports.setdefault(name, _port_state())
+        if words[0] == "mtu":
+            port["mtu"] = int(words[1])
+        elif words == ["shutdown"]:
+            port["shutdown"] = True
+        elif words == ["no", "shutdown"]:
+            port["shutdown"] = False
+        elif words[:2] == ["switchport", "mode"]:
+            port["switchport_mode"] = words[2]
+        elif words[:3] == ["switchport", "access", "vlan"]:
+            port["access_vlan"] = int(words[3])
+        elif words[:2] == ["switchport", "trunk"] or words[:2] == ["switchport", "hybrid"]:
+            rest = words[3:] if len(words) > 3 else []
+            if rest[:1] == ["add"]:
+                port["allowed_vlans"].update(_vlan_list(rest[1]))
+            elif rest[:1] == ["remove"]:
+                port["allowed_vlans"].difference_update(_vlan_list(rest[1]))
+            elif rest == ["none"]:
+                port["allowed_vlans"] = set()
+            elif rest and rest[0] != "all":
+                port["allowed_vlans"] = _vlan_list(rest[0])
+        elif words[:3] == ["dcb", "priority-flow-control", "mode"]:
+            port["pfc_mode"] = words[3]
+        elif words[:2] == ["qos", "trust"]:
+            port["trust"] = words[2]
+        elif words[0] == "traffic-class" and "ecn" in words:
+            values = dict(zip(words[::2], words[1::2]))
+            port["ecn"][int(words[1])] = (int(values["minimum-absolute"]), int(values["maximum-absolute"]))
+        elif words[0] == "description":
+            port["description"] = line.split(" description ", 1)[1].strip().strip('"')
+        elif words[0] == "speed":
+            port["speed"] = words[1]
+
+
+def parse_show_roce(text):
+    """``show roce`` -> ``dict(mode, trust, pfc, ecn)``; mode ``disabled`` when it prints ``N/A``."""
+    result = dict(mode=None, trust=None, pfc=None, ecn=None)
+    ecn = {}
+    for raw in (text or "").splitlines():
+        if ":" not in raw:
+            continue
+        label, value = [part.strip() for part in raw.split(":", 1)]
+        if label == "RoCE mode":
+            result["mode"] = "disabled" if value in ("N/A", "") else value
+        elif label == "Port trust mode":
+            result["trust"] = value
+        elif label == "PFC":
+            result["pfc"] = value == "enabled"
+        elif label.startswith("Min"):
+            ecn["min"] = int(value)
+        elif label.startswith("Max"):
+            ecn["max"] = int(value)
+    if ecn:
+        result["ecn"] = ecn
+    return result
+
+
+def parse_show_version_json(data):
+    """``show version | json-print`` (a dict, or a one-element list on some releases) -> release string."""
+    if isinstance(data, list):
+        merged = {}
+        for item in data:
+            if isinstance(item, dict):
+                merged.update(item)
+        data = merged
+    release = (data or {}).get("Product release")
+    if not release:
+        raise ValueError("show version | json-print has no 'Product release'")
+    return release
+
+
+def interfaces_from_json(data, release):
+    """``show interfaces ethernet | json-print`` in either layout -> ``{'1/1': {attrs}}``.
+
+    Before 3.6.6000 Onyx prints a list of dicts with a ``header`` (``Eth1/1``); from 3.6.6000 on a
+    list of ``{'Eth1/1': [{attrs}, ...]}``.
+    """
+    result = {}
+    items = data if isinstance(data, list) else [data]
+    if new_json_layout(release):
+        for item in items:
+            for header, parts in (item or {}).items():
+                attrs = {}
+                for part in parts if isinstance(parts, list) else [parts]:
+                    if isinstance(part, dict):
+                        attrs.update(part)
+                result[header[3:] if header.startswith("Eth") else header] = attrs
+    else:
+        for item in items:
+            header = (item or {}).get("header", "")
+            if header.startswith("Eth"):
+                result[header[3:]] = dict((k, v) for k, v in item.items() if k != "header")
+    return result
+
+
+def mtu_from_attrs(attrs):
+    """``'9216 bytes(Maximum packet size 9238 bytes)'`` -> 9216."""
+    value = (attrs or {}).get("MTU", "")
+    match = re.match(r"^\s*(\d+)", value)
+    return int(match.group(1)) if match else None
+
+
+# --- wanted state ---------------------------------------------------------------------------------------
+
+def normalize_want(params):
+    """Validate module parameters and return the wanted state keyed by port; raise OnyxInputError."""
+    problems = []
+    want = dict(roce=params.get("roce_mode"), vlans={}, pfc=None, ports={})
+    if want["roce"] is not None and want["roce"] not in ROCE_MODES:
+        problems.append("unknown RoCE mode '%s' (use %s)" % (want["roce"], ", ".join(ROCE_MODES)))
+
+    def port_entry(port):
+        return want["ports"].setdefault(port, {})
+
+    claimed = {}
+    for vlan in params.get("vlans") or []:
+        vid = vlan.get("id")
+        if not isinstance(vid, int) or not VLAN_MIN <= vid <= VLAN_MAX:
+            problems.append("VLAN %s is outside %d-%d" % (vid, VLAN_MIN, VLAN_MAX))
+            continue
+        want["vlans"][vid] = dict(name=vlan.get("name"))
+        try:
+            access = expand_port_list(vlan.get("access_ports") or [], "the access ports of VLAN %d" % vid)
+            trunk = expand_port_list(vlan.get("trunk_ports") or [], "the trunk ports of VLAN %d" % vid)
+        except OnyxInputError as exc:
+            problems.append(str(exc))
+            continue
+        for port in access:
+            if port in claimed:
+                problems.append("port %s is an access port of VLAN %d and of VLAN %d" % (port, claimed[port], vid))
+                continue
+            claimed[port] = vid
+            entry = port_entry(port)
+            entry["switchport_mode"] = "access"
+            entry["access_vlan"] = vid
+        for port in trunk:
+            if port in claimed:
+                problems.append("port %s is an access port of VLAN %d and cannot be a trunk port of VLAN %d" % (port, claimed[port], vid))
+                continue
+            entry = port_entry(port)
+            entry["switchport_mode"] = "trunk"
+            entry.setdefault("allowed_vlans", set()).add(vid)
+
+    settings_seen = {}
+    for group in params.get("ports") or []:
+        try:
+            names = expand_port_list(group.get("ports") or [], "a ports entry")
+        except OnyxInputError as exc:
+            problems.append(str(exc))
+            continue
+        if not names:
+            problems.append("a ports entry names no port")
+            continue
+        mtu = group.get("mtu")
+        if mtu is not None and not MTU_MIN <= mtu <= MTU_MAX:
+            problems.append("MTU %s on %s is outside %d-%d" % (mtu, compress_ports(names)[0], MTU_MIN, MTU_MAX))
+        trust = group.get("trust")
+        if trust is not None and trust not in TRUST_MODES:
+            problems.append("trust mode '%s' is not one of %s" % (trust, ", ".join(TRUST_MODES)))
+        ecn = {}
+        for item in group.get("ecn") or []:
+            tc, low, high = item.get("traffic_class"), item.get("min_kb"), item.get("max_kb")
+            if not isinstance(tc, int) or not 0 <= tc <= 7:
+                problems.append("traffic class %s is outside 0-7" % tc)
+            elif low is None or high is None or low < 0 or high < 0:
+                problems.append("ECN thresholds of traffic class %d need min_kb and max_kb (KB, not negative)" % tc)
+            elif low > high:
+                problems.append("ECN minimum %d KB is above the maximum %d KB on traffic class %d" % (low, high, tc))
+            else:
+                ecn[tc] = (low, high)
+        for port in names:
+            if port in settings_seen:
+                problems.append("port %s is in two ports entries" % port)
+                continue
+            settings_seen[port] = True
+            entry = port_entry(port)
+            for key in ("mtu", "trust", "shutdown"):
+                if group.get(key) is not None:
+                    entry[key] = group[key]
+            if group.get("pfc") is not None:
+                entry["pfc_mode"] = "on" if group["pfc"] else None
+            if ecn:
+                entry["ecn"] = dict(ecn)
+
+    pfc = params.get("pfc")
+    if pfc:
+        priorities = set(pfc.get("priorities") or [])
+        bad = sorted(p for p in priorities if not isinstance(p, int) or not 0 <= p <= 7)
+        if bad:
+            problems.append("PFC priorities %s are outside 0-7" % bad)
+        want["pfc"] = dict(enabled=pfc.get("enabled", True), priorities=priorities)
+    if problems:
+        raise OnyxInputError("; ".join(problems))
+    return want
+
+
+def check_ports_exist(want, existing):
+    """Every wanted port must exist on the switch (after breakouts)."""
+    missing = [p for p in want["ports"] if p not in existing]
+    if missing:
+        raise OnyxInputError("the switch has no port %s" % ", ".join(compress_ports(missing)))
+
+
+# --- commands -------------------------------------------------------------------------------------------
+
+def _grouped(per_port, template):
+    """{port: value} -> one command per run of consecutive ports with the same value."""
+    by_value = {}
+    for port, value in per_port.items():
+        by_value.setdefault(value, []).append(port)
+    commands = []
+    for value, ports in sorted(by_value.items(), key=lambda item: parse_port(sort_ports(item[1])[0])):
+        for spec in compress_ports(ports):
+            commands.append(template(spec, value))
+    return commands
+
+
+def generate_commands(want, have, release, roce_mode=None):
+    """Commands that take the switch from ``have`` (parsed running-config) to ``want``, safely ordered.
+
+    Returns ``(commands, toggles)``: ``toggles`` names the ports whose link will go down and up (RoCE mode
+    and MTU changes). ``roce_mode`` is the current mode from ``show roce`` when known.
+    """
+    commands = []
+    toggles = set()
+    current_roce = roce_mode or have.get("roce") or "disabled"
+    if want["roce"] is not None and want["roce"] != current_roce:
+        commands.append("no roce" if want["roce"] == "disabled" else ("roce" if want["roce"] == "lossless" else "roce %s" % want["roce"]))
+        toggles.update(have["ports"].keys())
+
+    # VLANs exist before ports join them.
+    for vid in sorted(want["vlans"]):
+        vlan = want["vlans"][vid]
+        current = have["vlans"].get(vid)
+        if current is None:
+            commands.append("vlan %d" % vid)
+        if vlan.get("name") and (current is None or current.get("name") != vlan["name"]):
+            commands.append('vlan %d name "%s"' % (vid, vlan["name"]))
+
+    def current(port):
+        return have["ports"].get(port) or _port_state()
+
+    mode, access, allowed, mtu, trust, pfc_mode, shut, no_shut = {}, {}, {}, {}, {}, {}, {}, {}
+    ecn = {}
+    for port, entry in want["ports"].items():
+        now = current(port)
+        if entry.get("switchport_mode") and entry["switchport_mode"] != (now["switchport_mode"] or "access"):
+            mode[port] = entry["switchport_mode"]
+        if entry.get("access_vlan") is not None and entry["access_vlan"] != now["access_vlan"]:
+            access[port] = entry["access_vlan"]
+        missing = sorted(set(entry.get("allowed_vlans") or ()) - now["allowed_vlans"])
+        if missing:
+            allowed[port] = ",".join(str(v) for v in missing)
+        if entry.get("mtu") is not None and entry["mtu"] != (now["mtu"] or MTU_MIN):
+            mtu[port] = entry["mtu"]
+            toggles.add(port)
+        if entry.get("trust") is not None and entry["trust"] != now["trust"]:
+            trust[port] = entry["trust"]
+        if "pfc_mode" in entry and entry["pfc_mode"] != now["pfc_mode"]:
+            pfc_mode[port] = entry["pfc_mode"] or "off"
+        for tc, thresholds in sorted((entry.get("ecn") or {}).items()):
+            if now["ecn"].get(tc) != thresholds:
+                ecn.setdefault((tc, thresholds), []).append(port)
+        if entry.get("shutdown") is True and not now["shutdown"]:
+            shut[port] = True
+        elif entry.get("shutdown") is False and now["shutdown"]:
+            no_shut[port] = True
+
+    eth = "interface ethernet %s "
+    commands += _grouped(mode, lambda spec, value: (eth + "switchport mode %s") % (spec, value))
+    commands += _grouped(access, lambda spec, value: (eth + "switchport access vlan %d") % (spec, value))
+    commands += _grouped(allowed, lambda spec, value: (eth + "switchport %s allowed-vlan add %s") % (spec, "trunk", value))
+    if mtu:
+        if mtu_needs_shutdown(release):
+            for spec_value in _grouped(mtu, lambda spec, value: (spec, value)):
+                spec, value = spec_value
+                was_down = all(current(p)["shutdown"] for p in expand_ports(spec))
+                commands.append((eth + "shutdown") % spec)
+                commands.append((eth + "mtu %d") % (spec, value))
+                if not was_down:
+                    commands.append((eth + "no shutdown") % spec)
+        else:
+            commands += _grouped(mtu, lambda spec, value: (eth + "mtu %d force") % (spec, value))
+    for (tc, (low, high)), ports in sorted(ecn.items(), key=lambda item: (item[0][0], parse_port(sort_ports(item[1])[0]))):
+        for spec in compress_ports(ports):
+            commands.append((eth + "traffic-class %d congestion-control ecn minimum-absolute %d maximum-absolute %d") % (spec, tc, low, high))
+    if want.get("pfc") is not None:
+        pfc = want["pfc"]
+        if pfc["enabled"] and not have["pfc"]["enabled"]:
+            commands.append("dcb priority-flow-control enable force")
+        for prio in sorted(pfc["priorities"] - have["pfc"]["priorities"]):
+            commands.append("dcb priority-flow-control priority %d enable" % prio)
+        if not pfc["enabled"] and have["pfc"]["enabled"]:
+            commands.append("no dcb priority-flow-control enable force")
+    commands += _grouped(pfc_mode, lambda spec, value: ((eth + "dcb priority-flow-control mode on force") % spec
+                                                        if value == "on" else (eth + "no dcb priority-flow-control mode force") % spec))
+    commands += _grouped(trust, lambda spec, value: (eth + "qos trust %s") % (spec, value))
+    commands += _grouped(shut, lambda spec, value: (eth + "shutdown") % spec)
+    commands += _grouped(no_shut, lambda spec, value: (eth + "no shutdown") % spec)
+    return commands, sort_ports(toggles)

@@ -1,0 +1,199 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Onyx parsers and command generation, on real show output (fixtures/onyx and peers' samples)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from ansible_collections.roce.fabric.plugins.module_utils import _onyx as onyx
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "onyx")
+
+SHOW_ROCE_3_10 = """RoCE mode      : lossless
+LLDP           : enabled
+Port trust mode: L3
+
+Application TLV:
+  Selector: udp
+  Protocol: 4791
+  Priority: 3
+
+Port congestion-control:
+  Mode    : ecn, absolute
+  Min (KB): 150
+  Max (KB): 1500
+
+PFC              : enabled
+switch-priority 3: enabled
+"""
+
+
+def fixture(name):
+    with open(os.path.join(FIXTURES, name)) as handle:
+        return handle.read()
+
+
+def empty_have(ports=32):
+    have = onyx.parse_running_config("")
+    for number in range(1, ports + 1):
+        have["ports"]["1/%d" % number] = onyx._port_state()
+    return have
+
+
+SEED = dict(
+    roce_mode="lossless",
+    vlans=[dict(id=111, access_ports=["1/1-1/4"])],
+    ports=[dict(ports="1/1-1/4", mtu=9216, trust="L3", pfc=True,
+                ecn=[dict(traffic_class=3, min_kb=150, max_kb=1500)])],
+    pfc=dict(enabled=True, priorities=[3]),
+)
+
+
+def test_versions_compare_as_numbers():
+    assert onyx.version_at_least("3.10.1000", "3.6.6000")
+    assert not onyx.version_at_least("3.6.5000", "3.6.6000")
+    assert onyx.new_json_layout("3.10.4006") and not onyx.new_json_layout("3.6.5000")
+
+
+@pytest.mark.parametrize("spec, ports", [
+    ("1/1-1/4", ["1/1", "1/2", "1/3", "1/4"]),
+    ("1/7", ["1/7"]),
+    ("Eth1/9", ["1/9"]),
+    ("1/1/2", ["1/1/2"]),
+    ("1/1/1-1/1/4", ["1/1/1", "1/1/2", "1/1/3", "1/1/4"]),
+])
+def test_expand_ports(spec, ports):
+    assert onyx.expand_ports(spec) == ports
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("1/x", "is not an Ethernet port name"),
+    ("0/1", "numbers start at 1"),
+    ("1/4-1/1", "runs backwards"),
+    ("1/1-2/4", "same slot"),
+    ("1/1/1-1/2/1", "same split port"),
+    ("1/1/9", "breakouts go up to 8"),
+])
+def test_bad_port_specs(spec, message):
+    with pytest.raises(onyx.OnyxInputError, match=message):
+        onyx.expand_ports(spec)
+
+
+def test_overlapping_ranges_are_refused():
+    with pytest.raises(onyx.OnyxInputError, match=r"port 1/3 is given twice .*'1/1-1/4' and '1/3-1/6'"):
+        onyx.expand_port_list(["1/1-1/4", "1/3-1/6"])
+
+
+def test_compress_ports():
+    assert onyx.compress_ports(["1/4", "1/2", "1/1", "1/3", "1/7", "1/1/2", "1/1/1", "1/9"]) == ["1/1-1/4", "1/7", "1/9", "1/1/1-1/1/2"]
+
+
+def test_real_running_config_spine():
+    have = onyx.parse_running_config(fixture("running_config_3.9_spine.txt"))
+    assert have["release"] == "3.9.3210" and have["hostname"] == "sw-spine-001"
+    assert sorted(have["vlans"]) == [1999, 4000, 4091] and have["vlans"][4000]["name"] == "MLAG"
+    assert have["pfc"]["enabled"] is True
+    assert have["ports"]["1/5"]["speed"] == "40G" and have["ports"]["1/15"]["speed"] == "10G"
+    assert have["ports"]["1/13"]["description"] == "sw-spine02-1/10"
+
+
+def test_real_running_config_access_and_trunk():
+    have = onyx.parse_running_config(fixture("running_config_access_trunk.txt"))
+    assert have["ports"]["1/1"]["switchport_mode"] == "trunk"
+    assert have["ports"]["1/1"]["allowed_vlans"] == {123}
+    assert have["ports"]["1/16"]["access_vlan"] == 1000
+    assert have["ports"]["1/4"]["shutdown"] is True
+    assert have["ports"]["1/18"]["speed"] == "10G"
+
+
+def test_show_roce():
+    assert onyx.parse_show_roce(SHOW_ROCE_3_10) == dict(mode="lossless", trust="L3", pfc=True, ecn=dict(min=150, max=1500))
+    assert onyx.parse_show_roce("RoCE mode      : N/A\n")["mode"] == "disabled"
+
+
+def test_interfaces_json_both_layouts():
+    old = [{"Fec": "auto", "MTU": "1500 bytes(Maximum packet size 1522 bytes)", "header": "Eth1/1", "Admin state": "Enabled"}]
+    new = [{"Eth1/1": [{"MTU": "9216 bytes(Maximum packet size 9238 bytes)", "Admin state": "Enabled"}]}]
+    assert onyx.mtu_from_attrs(onyx.interfaces_from_json(old, "3.6.5000")["1/1"]) == 1500
+    assert onyx.mtu_from_attrs(onyx.interfaces_from_json(new, "3.10.4006")["1/1"]) == 9216
+    assert onyx.parse_show_version_json([{"Product name": "Onyx", "Product release": "3.10.4006"}]) == "3.10.4006"
+
+
+def test_seed_setup_from_factory_state():
+    commands, toggles = onyx.generate_commands(onyx.normalize_want(SEED), empty_have(), "3.10.4006", roce_mode="disabled")
+    assert commands == [
+        "roce",
+        "vlan 111",
+        "interface ethernet 1/1-1/4 switchport access vlan 111",
+        "interface ethernet 1/1-1/4 mtu 9216 force",
+        "interface ethernet 1/1-1/4 traffic-class 3 congestion-control ecn minimum-absolute 150 maximum-absolute 1500",
+        "dcb priority-flow-control enable force",
+        "dcb priority-flow-control priority 3 enable",
+        "interface ethernet 1/1-1/4 dcb priority-flow-control mode on force",
+        "interface ethernet 1/1-1/4 qos trust L3",
+    ]
+    assert len(toggles) == 32
+
+
+def test_converged_switch_needs_no_command():
+    text = "\n".join([
+        "## Product release: 3.10.4006",
+        "   roce",
+        "   vlan 111",
+        "   interface ethernet 1/1-1/4 switchport access vlan 111",
+        "   interface ethernet 1/1-1/4 mtu 9216 force",
+        "   interface ethernet 1/1-1/4 traffic-class 3 congestion-control ecn minimum-absolute 150 maximum-absolute 1500",
+        "   dcb priority-flow-control enable force",
+        "   dcb priority-flow-control priority 3 enable",
+        "   interface ethernet 1/1-1/4 dcb priority-flow-control mode on force",
+        "   interface ethernet 1/1-1/4 qos trust L3",
+    ])
+    have = onyx.parse_running_config(text)
+    commands, toggles = onyx.generate_commands(onyx.normalize_want(SEED), have, "3.10.4006", roce_mode="lossless")
+    assert commands == [] and toggles == []
+
+
+def test_older_release_shuts_the_port_to_change_mtu():
+    want = onyx.normalize_want(dict(ports=[dict(ports=["1/1-1/2"], mtu=9216)]))
+    commands, toggles = onyx.generate_commands(want, empty_have(), "3.5.1000")
+    assert commands == ["interface ethernet 1/1-1/2 shutdown", "interface ethernet 1/1-1/2 mtu 9216", "interface ethernet 1/1-1/2 no shutdown"]
+    assert toggles == ["1/1", "1/2"]
+
+
+def test_lossy_ecn_worker_setup_and_only_the_given_ports():
+    want = onyx.normalize_want(dict(roce_mode="lossy", ports=[dict(ports="1/1-1/3", ecn=[dict(traffic_class=3, min_kb=150, max_kb=1500)])]))
+    have = empty_have()
+    have["ports"]["1/9"]["mtu"] = 4000
+    commands, _toggles = onyx.generate_commands(want, have, "3.10.4006", roce_mode="lossless")
+    assert commands == ["roce lossy",
+                        "interface ethernet 1/1-1/3 traffic-class 3 congestion-control ecn minimum-absolute 150 maximum-absolute 1500"]
+
+
+@pytest.mark.parametrize("params, message", [
+    (dict(roce_mode="fast"), "unknown RoCE mode 'fast'"),
+    (dict(vlans=[dict(id=4095, access_ports=["1/1"])]), "VLAN 4095 is outside 1-4094"),
+    (dict(vlans=[dict(id=0)]), "VLAN 0 is outside"),
+    (dict(ports=[dict(ports="1/1", mtu=9217)]), "MTU 9217 on 1/1 is outside 1500-9216"),
+    (dict(ports=[dict(ports="1/1", mtu=1400)]), "MTU 1400"),
+    (dict(ports=[dict(ports="1/1", ecn=[dict(traffic_class=3, min_kb=1500, max_kb=150)])]), "ECN minimum 1500 KB is above the maximum 150 KB"),
+    (dict(ports=[dict(ports="1/1", ecn=[dict(traffic_class=9, min_kb=1, max_kb=2)])]), "traffic class 9 is outside 0-7"),
+    (dict(ports=[dict(ports="1/1-1/4", mtu=9216), dict(ports="1/4", trust="L3")]), "port 1/4 is in two ports entries"),
+    (dict(vlans=[dict(id=10, access_ports=["1/1-1/2"]), dict(id=20, access_ports=["1/2"])]), "port 1/2 is an access port of VLAN 10 and of VLAN 20"),
+    (dict(ports=[dict(ports="1/1", trust="L4")]), "trust mode 'L4'"),
+    (dict(pfc=dict(enabled=True, priorities=[8])), "PFC priorities [8] are outside 0-7"),
+    (dict(ports=[dict(ports="eth1")]), "is not an Ethernet port name"),
+])
+def test_bad_input(params, message):
+    with pytest.raises(onyx.OnyxInputError) as exc:
+        onyx.normalize_want(params)
+    assert message in str(exc.value)
+
+
+def test_ports_must_exist():
+    want = onyx.normalize_want(dict(ports=[dict(ports="1/30-1/33", mtu=9216)]))
+    with pytest.raises(onyx.OnyxInputError, match="the switch has no port 1/33"):
+        onyx.check_ports_exist(want, empty_have()["ports"])
