@@ -1,0 +1,155 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""One SSH session to an Onyx switch through netmiko's ``mellanox_mlnxos`` driver.
+
+PRIVATE to the roce.fabric collection: may change without notice.
+"""
+
+from __future__ import annotations
+
+import json
+import traceback
+
+from ansible.module_utils.basic import env_fallback
+
+NETMIKO_IMPORT_ERROR = None
+try:
+    from netmiko import ConnectHandler
+    from netmiko.exceptions import NetmikoAuthenticationException, NetmikoTimeoutException, ReadTimeout
+    from paramiko.ssh_exception import SSHException
+    # What a session that breaks mid-way raises.
+    SESSION_ERRORS = (OSError, EOFError, ValueError, SSHException, ReadTimeout)
+except ImportError:
+    NETMIKO_IMPORT_ERROR = traceback.format_exc()
+    ConnectHandler = None
+    SESSION_ERRORS = (OSError, EOFError, ValueError)
+
+    class NetmikoAuthenticationException(Exception):
+        """Stands in for netmiko's exception when netmiko is missing (never raised then)."""
+
+    class NetmikoTimeoutException(Exception):
+        """Stands in for netmiko's exception when netmiko is missing (never raised then)."""
+
+
+def connection_argument_spec():
+    """Connection options shared by the Onyx modules (filled from inventory by their action plugin)."""
+    return dict(
+        host=dict(type="str", fallback=(env_fallback, ["ONYX_HOST"])),
+        port=dict(type="int", default=22),
+        username=dict(type="str", fallback=(env_fallback, ["ONYX_USERNAME"])),
+        password=dict(type="str", no_log=True, fallback=(env_fallback, ["ONYX_PASSWORD"])),
+        ssh_key_file=dict(type="path", fallback=(env_fallback, ["ONYX_SSH_KEY_FILE"])),
+        timeout=dict(type="int", default=30),
+    )
+
+
+class OnyxCliError(Exception):
+    """A failure talking to the switch; ``kind`` is auth, unreachable, rejected or dropped."""
+
+    def __init__(self, kind, msg):
+        super(OnyxCliError, self).__init__(msg)
+        self.kind = kind
+
+
+class OnyxSession(object):
+    """Runs show and configuration commands over one login; records what it sent."""
+
+    ERROR_MARK = "%"
+
+    def __init__(self, host, port, username, password=None, key_file=None, timeout=30, connect=None):
+        self.params = dict(device_type="mellanox_mlnxos", host=host, port=port, username=username,
+                           password=password or "", key_file=key_file, use_keys=bool(key_file),
+                           allow_agent=False, timeout=timeout, conn_timeout=timeout, auth_timeout=timeout,
+                           banner_timeout=timeout, fast_cli=False)
+        self.connect = connect or ConnectHandler
+        self.conn = None
+        self.logins = 0
+        self.sent_show = []
+        self.sent_config = []
+
+    def open(self):
+        try:
+            self.conn = self.connect(**self.params)
+            self.logins += 1
+            self.conn.enable()
+        except NetmikoAuthenticationException as exc:
+            raise OnyxCliError("auth", "Authentication to %s as %s failed: %s" % (self.params["host"], self.params["username"], _first_line(exc)))
+        except NetmikoTimeoutException as exc:
+            raise OnyxCliError("unreachable", "Cannot reach %s:%s: %s" % (self.params["host"], self.params["port"], _first_line(exc)))
+        except SESSION_ERRORS as exc:
+            raise OnyxCliError("unreachable", "Cannot open a session to %s:%s: %s" % (self.params["host"], self.params["port"], _first_line(exc)))
+        return self
+
+    def show(self, command):
+        self.sent_show.append(command)
+        try:
+            output = self.conn.send_command(command, read_timeout=self.params["timeout"])
+        except SESSION_ERRORS as exc:
+            raise OnyxCliError("dropped", "The session to %s ended during '%s': %s" % (self.params["host"], command, _first_line(exc)))
+        if output.lstrip().startswith(self.ERROR_MARK):
+            raise OnyxCliError("rejected", "'%s' was refused by the switch: %s" % (command, output.strip()))
+        return output
+
+    def show_json(self, command):
+        text = self.show(command + " | json-print")
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise OnyxCliError("rejected", "'%s | json-print' did not return JSON: %s" % (command, text.strip()[:200]))
+
+    def configure(self, commands):
+        """Send commands one by one in config mode; stop at the first refused one.
+
+        Returns ``(applied, failed, error)``: the commands the switch accepted, the one it refused
+        (or during which the session dropped), and the switch's message.
+        """
+        applied = []
+        if not commands:
+            return applied, None, None
+        try:
+            self.conn.config_mode()
+            for command in commands:
+                self.sent_config.append(command)
+                output = self.conn.send_config_set([command], enter_config_mode=False, exit_config_mode=False,
+                                                   read_timeout=self.params["timeout"])
+                error = _error_in(output)
+                if error:
+                    return applied, command, error
+                applied.append(command)
+            self.conn.exit_config_mode()
+        except SESSION_ERRORS as exc:
+            failed = commands[len(applied)] if len(applied) < len(commands) else None
+            return applied, failed, "the session ended: %s" % _first_line(exc)
+        return applied, None, None
+
+    def save(self):
+        self.sent_config.append("configuration write")
+        try:
+            output = self.conn.save_config()
+        except SESSION_ERRORS as exc:
+            raise OnyxCliError("dropped", "Saving the configuration failed: %s" % _first_line(exc))
+        error = _error_in(output)
+        if error:
+            raise OnyxCliError("rejected", "configuration write was refused: %s" % error)
+
+    def close(self):
+        if self.conn is not None:
+            try:
+                self.conn.disconnect()
+            except SESSION_ERRORS:
+                pass
+            self.conn = None
+
+
+def _first_line(exc):
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else exc.__class__.__name__
+
+
+def _error_in(output):
+    for line in (output or "").splitlines():
+        if line.strip().startswith("%"):
+            return line.strip()
+    return None

@@ -1,0 +1,399 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: onyx_roce
+short_description: RoCE on an NVIDIA Onyx (Spectrum) switch in one declarative task
+version_added: 1.0.0
+description:
+  - Configures what a RoCE fabric needs on an NVIDIA Spectrum switch running Onyx (formerly MLNX-OS),
+    RoCE mode, VLANs and their access and trunk ports, port MTU, ECN thresholds per traffic class, PFC
+    (globally, per priority and per port) and the trust mode, and optionally saves the configuration.
+  - Only the ports and settings it is given are touched. It reads the switch with C(show version | json-print),
+    C(show running-config), C(show roce) and C(show interfaces ethernet | json-print) (both JSON layouts, before
+    and after Onyx 3.6.6000, told apart with a numeric version comparison), computes the commands, and sends
+    them in a safe order over one SSH session (VLANs before the ports that join them; on releases that need it
+    the port is shut down around an MTU change). It stops at the first command the switch refuses and reports
+    which commands were applied and which were not; running it again converges.
+  - Runs on the controller with netmiko's C(mellanox_mlnxos) driver. With the collection's action plugin the
+    connection options come from the switch's inventory (C(ansible_host), C(ansible_user), C(ansible_password),
+    C(ansible_ssh_private_key_file), C(ansible_port)), so a play can target the switches (for example the group C(roce_switches)) directly.
+author:
+  - roce.fabric contributors (@roce-fabric)
+extends_documentation_fragment:
+  - roce.fabric.attributes
+attributes:
+  platform:
+    description: Runs on the controller and reaches the switch over SSH.
+    support: full
+    platforms: posix
+requirements:
+  - netmiko >= 4.0 on the controller
+options:
+  host:
+    description:
+      - The switch's address. Taken from C(ansible_host) by the action plugin; environment C(ONYX_HOST).
+      - Required unless O(state=rendered).
+    type: str
+  port:
+    description: SSH port.
+    type: int
+    default: 22
+  username:
+    description: Login user. Taken from C(ansible_user) by the action plugin; environment C(ONYX_USERNAME).
+    type: str
+  password:
+    description: Login password. Taken from C(ansible_password) by the action plugin; environment C(ONYX_PASSWORD).
+    type: str
+  ssh_key_file:
+    description: Private key for the login. Taken from C(ansible_ssh_private_key_file); environment C(ONYX_SSH_KEY_FILE).
+    type: path
+  timeout:
+    description: Seconds for connecting and for each command.
+    type: int
+    default: 30
+  roce_mode:
+    description:
+      - V(lossless) (C(roce), full PFC), V(semi-lossless), V(lossy) (ECN only, no PFC) or V(disabled) (C(no roce)).
+      - Changing the mode toggles the switch's ports.
+    type: str
+    choices: [lossless, semi-lossless, lossy, disabled]
+  vlans:
+    description: VLANs to create and the ports that join them.
+    type: list
+    elements: dict
+    suboptions:
+      id:
+        description: VLAN id, 1 to 4094.
+        type: int
+        required: true
+      name:
+        description: VLAN name.
+        type: str
+      access_ports:
+        description: Ports that become access ports of this VLAN, as ranges (V(1/1-1/4)), ports or breakouts (V(1/1/2)).
+        type: list
+        elements: str
+      trunk_ports:
+        description: Trunk ports on which this VLAN is allowed.
+        type: list
+        elements: str
+  ports:
+    description: Per-port settings. A port may appear in one entry only.
+    type: list
+    elements: dict
+    suboptions:
+      ports:
+        description: Ports the settings apply to (ranges, ports, breakouts).
+        type: list
+        elements: str
+        required: true
+      mtu:
+        description: MTU, 1500 to 9216. Changing it toggles the port.
+        type: int
+      trust:
+        description: QoS trust mode.
+        type: str
+        choices: [L2, L3, both]
+      pfc:
+        description: PFC mode on for these ports (V(true)) or off (V(false)).
+        type: bool
+      shutdown:
+        description: Administratively down (V(true)) or up (V(false)).
+        type: bool
+      ecn:
+        description: ECN marking thresholds per traffic class.
+        type: list
+        elements: dict
+        suboptions:
+          traffic_class:
+            description: Traffic class, 0 to 7 (RoCE uses 3).
+            type: int
+            required: true
+          min_kb:
+            description: Minimum absolute threshold in KB.
+            type: int
+            required: true
+          max_kb:
+            description: Maximum absolute threshold in KB, not below O(ports[].ecn[].min_kb).
+            type: int
+            required: true
+  pfc:
+    description: Global PFC.
+    type: dict
+    suboptions:
+      enabled:
+        description: PFC on the switch.
+        type: bool
+        default: true
+      priorities:
+        description: Priorities with PFC on (RoCE uses 3).
+        type: list
+        elements: int
+  save:
+    description: Write the running configuration to the saved one (C(configuration write)) after a change.
+    type: bool
+    default: false
+  state:
+    description:
+      - V(merged) configures the switch.
+      - V(rendered) returns the commands for a switch in factory state without connecting to anything.
+    type: str
+    choices: [merged, rendered]
+    default: merged
+notes:
+  - Bad input (port names, overlapping ranges, VLAN, MTU, thresholds, modes) fails before any connection.
+  - "Releases before 3.6 take MTU changes only on a port that is shut down; the module shuts it down around the
+    change and brings it back up unless it was already down."
+seealso:
+  - name: NVIDIA Onyx RoCE commands
+    description: The RoCE mode commands and what each mode configures.
+    link: https://docs.nvidia.com/networking/display/onyxv3102002/roce+commands
+"""
+
+EXAMPLES = r"""
+- name: Lossless RoCE for four GPU servers on ports 1/1-1/4 in VLAN 111, jumbo frames
+  hosts: roce_switches
+  gather_facts: false
+  tasks:
+    - name: Configure RoCE
+      roce.fabric.onyx_roce:
+        roce_mode: lossless
+        vlans:
+          - id: 111
+            name: roce
+            access_ports: [1/1-1/4]
+        ports:
+          - ports: [1/1-1/4]
+            mtu: 9216
+            trust: L3
+            pfc: true
+            ecn:
+              - traffic_class: 3
+                min_kb: 150
+                max_kb: 1500
+        pfc:
+          enabled: true
+          priorities: [3]
+        save: true
+
+- name: Lossy RoCE with ECN on traffic class 3 for two workers
+  roce.fabric.onyx_roce:
+    host: 192.0.2.2
+    username: admin
+    password: "{{ vault_switch_password }}"
+    roce_mode: lossy
+    ports:
+      - ports: [1/1-1/3]
+        ecn:
+          - traffic_class: 3
+            min_kb: 150
+            max_kb: 1500
+
+- name: Show the commands for a factory-new switch, without a switch
+  roce.fabric.onyx_roce:
+    state: rendered
+    roce_mode: lossless
+    ports:
+      - ports: [1/1-1/32]
+        mtu: 9216
+  register: plan
+"""
+
+RETURN = r"""
+changed:
+  description: Whether commands were (or, in check mode, would be) sent.
+  returned: always
+  type: bool
+commands:
+  description: The configuration commands computed for the switch, in the order they are (or would be) sent.
+  returned: always
+  type: list
+  elements: str
+  sample: ["roce", "vlan 111", "interface ethernet 1/1-1/4 switchport access vlan 111", "interface ethernet 1/1-1/4 mtu 9216 force"]
+applied:
+  description: The commands the switch accepted.
+  returned: when state is merged and not in check mode
+  type: list
+  elements: str
+not_applied:
+  description: The commands not applied because an earlier one was refused or the session ended.
+  returned: when state is merged and not in check mode
+  type: list
+  elements: str
+toggles_ports:
+  description: Whether the change takes links down and up (RoCE mode and MTU changes do).
+  returned: always
+  type: bool
+toggled_ports:
+  description: The ports whose links the change toggles.
+  returned: always
+  type: list
+  elements: str
+release:
+  description: The switch's Onyx release (C(Product release)).
+  returned: when state is merged
+  type: str
+  sample: 3.10.4006
+saved:
+  description: Whether C(configuration write) was run.
+  returned: always
+  type: bool
+logins:
+  description: SSH logins the task made (one per task).
+  returned: when state is merged
+  type: int
+diff:
+  description: The managed settings before and after, per item (C(roce), C(vlans), C(pfc), C(ports)).
+  returned: when diff mode is on
+  type: dict
+"""
+
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+
+from ansible_collections.roce.fabric.plugins.module_utils import _onyx as onyx
+from ansible_collections.roce.fabric.plugins.module_utils._onyx_cli import (
+    NETMIKO_IMPORT_ERROR,
+    OnyxCliError,
+    OnyxSession,
+    connection_argument_spec,
+)
+
+ECN_SPEC = dict(traffic_class=dict(type="int", required=True), min_kb=dict(type="int", required=True), max_kb=dict(type="int", required=True))
+
+
+def argument_spec():
+    spec = connection_argument_spec()
+    spec.update(
+        roce_mode=dict(type="str", choices=list(onyx.ROCE_MODES)),
+        vlans=dict(type="list", elements="dict", options=dict(
+            id=dict(type="int", required=True),
+            name=dict(type="str"),
+            access_ports=dict(type="list", elements="str"),
+            trunk_ports=dict(type="list", elements="str"),
+        )),
+        ports=dict(type="list", elements="dict", options=dict(
+            ports=dict(type="list", elements="str", required=True),
+            mtu=dict(type="int"),
+            trust=dict(type="str", choices=list(onyx.TRUST_MODES)),
+            pfc=dict(type="bool"),
+            shutdown=dict(type="bool"),
+            ecn=dict(type="list", elements="dict", options=ECN_SPEC),
+        )),
+        pfc=dict(type="dict", options=dict(
+            enabled=dict(type="bool", default=True),
+            priorities=dict(type="list", elements="int"),
+        )),
+        save=dict(type="bool", default=False),
+        state=dict(type="str", default="merged", choices=["merged", "rendered"]),
+    )
+    return spec
+
+
+def settings_diff(want, have, roce_mode):
+    """Before/after of the managed settings only."""
+    before = dict(ports={})
+    after = dict(ports={})
+    if want["roce"] is not None:
+        before["roce"], after["roce"] = roce_mode or "disabled", want["roce"]
+    if want["vlans"]:
+        before["vlans"] = dict((str(vid), have["vlans"].get(vid)) for vid in sorted(want["vlans"]))
+        after["vlans"] = dict((str(vid), want["vlans"][vid]) for vid in sorted(want["vlans"]))
+    if want["pfc"] is not None:
+        before["pfc"] = dict(enabled=have["pfc"]["enabled"], priorities=sorted(have["pfc"]["priorities"]))
+        after["pfc"] = dict(enabled=want["pfc"]["enabled"], priorities=sorted(want["pfc"]["priorities"] | have["pfc"]["priorities"]))
+    for port in onyx.sort_ports(want["ports"]):
+        entry = want["ports"][port]
+        now = have["ports"].get(port) or onyx._port_state()
+        old, new = {}, {}
+        for key, value in entry.items():
+            current = now.get(key)
+            if key == "allowed_vlans":
+                value, current = sorted(value), sorted(current or ())
+            if key == "ecn":
+                current = dict((str(tc), list(t)) for tc, t in (current or {}).items() if tc in value)
+                value = dict((str(tc), list(t)) for tc, t in value.items())
+            old[key], new[key] = current, value
+        if old != new:
+            before["ports"][port], after["ports"][port] = old, new
+    return dict(before=before, after=after)
+
+
+def read_switch(session):
+    release = onyx.parse_show_version_json(session.show_json("show version"))
+    have = onyx.parse_running_config(session.show("show running-config"))
+    roce_mode = onyx.parse_show_roce(session.show("show roce"))["mode"]
+    interfaces = onyx.interfaces_from_json(session.show_json("show interfaces ethernet"), release)
+    for name, attrs in interfaces.items():
+        port = have["ports"].setdefault(name, onyx._port_state())
+        if port["mtu"] is None:
+            port["mtu"] = onyx.mtu_from_attrs(attrs)
+    return release, have, roce_mode, set(interfaces)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=argument_spec(),
+        required_if=[("state", "merged", ["host", "username"])],
+        supports_check_mode=True,
+    )
+    params = module.params
+    try:
+        want = onyx.normalize_want(params)
+    except onyx.OnyxInputError as exc:
+        module.fail_json(msg="Invalid input, nothing was sent to the switch: %s" % exc)
+
+    result = dict(changed=False, commands=[], toggles_ports=False, toggled_ports=[], saved=False)
+    if params["state"] == "rendered":
+        have = onyx.parse_running_config("")
+        commands, toggles = onyx.generate_commands(want, have, onyx.JSON_LAYOUT_VERSION, roce_mode="disabled")
+        result.update(commands=commands, toggles_ports=bool(toggles), toggled_ports=toggles)
+        module.exit_json(**result)
+
+    if NETMIKO_IMPORT_ERROR:
+        module.fail_json(msg=missing_required_lib("netmiko"), exception=NETMIKO_IMPORT_ERROR)
+    if not params["password"] and not params["ssh_key_file"]:
+        module.fail_json(msg="Give the switch's password or ssh_key_file (or ansible_password / ansible_ssh_private_key_file in the inventory)")
+
+    session = OnyxSession(params["host"], params["port"], params["username"], params["password"], params["ssh_key_file"], params["timeout"])
+    try:
+        session.open()
+        release, have, roce_mode, existing = read_switch(session)
+        onyx.check_ports_exist(want, existing)
+        commands, toggles = onyx.generate_commands(want, have, release, roce_mode=roce_mode)
+        result.update(commands=commands, toggles_ports=bool(toggles), toggled_ports=toggles, release=release)
+        if module._diff:
+            result["diff"] = settings_diff(want, have, roce_mode)
+        if commands and not module.check_mode:
+            applied, failed, error = session.configure(commands)
+            result.update(applied=applied, not_applied=commands[len(applied):], changed=bool(applied))
+            if failed:
+                result["logins"] = session.logins
+                module.fail_json(
+                    msg="The switch refused '%s' (%s). Applied %d of %d commands; not applied: %s. Running the task again converges."
+                    % (failed, error, len(applied), len(commands), "; ".join(commands[len(applied):])),
+                    **result
+                )
+        elif module.check_mode:
+            result["changed"] = bool(commands)
+        if params["save"] and result["changed"] and not module.check_mode:
+            session.save()
+            result["saved"] = True
+    except onyx.OnyxInputError as exc:
+        module.fail_json(msg="Invalid input, nothing was sent to the switch: %s" % exc, **result)
+    except OnyxCliError as exc:
+        module.fail_json(msg=str(exc), failure=exc.kind, **result)
+    finally:
+        session.close()
+    result["logins"] = session.logins
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
