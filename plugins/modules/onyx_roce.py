@@ -158,32 +158,30 @@ seealso:
 """
 
 EXAMPLES = r"""
+# In a play on the switches (hosts: roce_switches): the action plugin takes host, port, user
+# and password from each switch's inventory.
 - name: Lossless RoCE for four GPU servers on ports 1/1-1/4 in VLAN 111, jumbo frames
-  hosts: roce_switches
-  gather_facts: false
-  tasks:
-    - name: Configure RoCE
-      roce.fabric.onyx_roce:
-        roce_mode: lossless
-        vlans:
-          - id: 111
-            name: roce
-            access_ports: [1/1-1/4]
-        ports:
-          - ports: [1/1-1/4]
-            mtu: 9216
-            trust: L3
-            pfc: true
-            ecn:
-              - traffic_class: 3
-                min_kb: 150
-                max_kb: 1500
-        pfc:
-          enabled: true
-          priorities: [3]
-        save: true
+  roce.fabric.onyx_roce:
+    roce_mode: lossless
+    vlans:
+      - id: 111
+        name: roce
+        access_ports: [1/1-1/4]
+    ports:
+      - ports: [1/1-1/4]
+        mtu: 9216
+        trust: L3
+        pfc: true
+        ecn:
+          - traffic_class: 3
+            min_kb: 150
+            max_kb: 1500
+    pfc:
+      enabled: true
+      priorities: [3]
+    save: true
 
-- name: Lossy RoCE with ECN on traffic class 3 for two workers
+- name: Lossy RoCE with ECN on traffic class 3 for two workers, connection given explicitly
   roce.fabric.onyx_roce:
     host: 192.0.2.2
     username: admin

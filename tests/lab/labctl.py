@@ -435,8 +435,74 @@ class NetnsHost(Peer):
         return ["nsenter", "-t", pid, "-n", "-m", "-u"] + command
 
 
+class OnyxSwitch(Peer):
+    """An NVIDIA Onyx switch: the stateful CLI simulator tests/lab/onyxsim.py behind real SSH on loopback."""
+
+    kind = "onyx_switch"
+
+    def __init__(self, lab, name, host_vars, index):
+        super(OnyxSwitch, self).__init__(lab, name, host_vars, index)
+        self.dir = os.path.join(lab.dir, "switches", name)
+        self.address = host_vars.get("ansible_host", "127.0.0.1")
+        if not self.address.startswith("127."):
+            raise SystemExit("lab: switch %s must listen on loopback (127.0.0.0/8), not %s" % (name, self.address))
+        self.port = int(host_vars["ansible_port"])
+        self.version = str(host_vars.get("roce_lab_onyx_version", "3.10.4006"))
+        self.ports = int(host_vars.get("roce_lab_onyx_ports", 32))
+        self.state_file = os.path.join(self.dir, "state.json")
+
+    def describe(self):
+        return "%s:%d, Onyx %s, %d ports" % (self.address, self.port, self.version, self.ports)
+
+    def pid(self):
+        try:
+            with open(os.path.join(self.dir, "pid")) as handle:
+                pid = int(handle.read().strip())
+            os.kill(pid, 0)
+            return pid
+        except (OSError, ValueError):
+            return None
+
+    def running(self):
+        return self.pid() is not None and ssh_banner(self.address, self.port)
+
+    def stop(self):
+        pid = self.pid()
+        if pid:
+            os.kill(pid, signal.SIGTERM)
+            deadline = time.time() + 5
+            while self.pid() and time.time() < deadline:
+                time.sleep(0.1)
+            if self.pid():
+                os.kill(pid, signal.SIGKILL)
+
+    def reset(self):
+        self.stop()
+        self.start()
+
+    def start(self, keep_state=False):
+        os.makedirs(self.dir, exist_ok=True)
+        if not keep_state and os.path.exists(self.state_file):
+            os.unlink(self.state_file)
+        argv = [sys.executable, os.path.join(HERE, "onyxsim.py"), "--listen", self.address, "--port", str(self.port),
+                "--username", self.vars.get("ansible_user", "admin"), "--password", self.vars.get("ansible_password", "admin"),
+                "--state-file", self.state_file, "--hostname", self.name, "--version", self.version, "--ports", str(self.ports),
+                "--host-key", os.path.join(self.dir, "host_key")]
+        log = open(os.path.join(self.dir, "onyxsim.log"), "a")
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        with open(os.path.join(self.dir, "pid"), "w") as handle:
+            handle.write("%d\n" % proc.pid)
+        wait_for(lambda: proc.poll() is not None or ssh_banner(self.address, self.port), 20, "the switch simulator %s" % self.name)
+        if proc.poll() is not None:
+            raise SystemExit("lab: switch %s did not start, see %s" % (self.name, os.path.join(self.dir, "onyxsim.log")))
+
+    def exec_argv(self, command):
+        raise SystemExit("lab: %s is a switch; use ssh -p %d admin@%s" % (self.name, self.port, self.address))
+
+
 PEERS = {
     NetnsHost.kind: NetnsHost,
+    OnyxSwitch.kind: OnyxSwitch,
 }
 
 

@@ -108,3 +108,52 @@ def gpu1(lab):
 def gpu2(lab):
     lab["gpu2"].reset()
     return lab["gpu2"]
+
+
+class LabSwitch(object):
+    """A running simulated Onyx switch: run modules against it and read its state from outside."""
+
+    def __init__(self, name):
+        self.name = name
+        self.dir = os.path.join(LAB_DIR, "switches", name)
+        self.state_file = os.path.join(self.dir, "state.json")
+
+    def module(self, name, args, check=False, diff=False):
+        return run_module(INVENTORY, self.name, name, args, check=check, diff=diff)
+
+    def state(self):
+        with open(self.state_file) as handle:
+            return json.load(handle)
+
+    def config_lines(self):
+        return [c["line"] for c in self.state()["commands"] if c["mode"].startswith("config") and c["line"] != "exit"]
+
+    def set_faults(self, **faults):
+        state = self.state()
+        state["faults"] = dict(dict(drop_after=None, reject=None, delay=0), **faults)
+        tmp = self.state_file + ".test"
+        with open(tmp, "w") as handle:
+            json.dump(state, handle)
+        os.replace(tmp, self.state_file)
+
+    def reset(self):
+        labctl("reset", self.name)
+
+
+@pytest.fixture(scope="session")
+def switches():
+    labctl("up", "sw1", "sw2")
+    yield dict((name, LabSwitch(name)) for name in ("sw1", "sw2"))
+    labctl("down", "sw1", "sw2")
+
+
+@pytest.fixture
+def sw1(switches):
+    switches["sw1"].reset()
+    return switches["sw1"]
+
+
+@pytest.fixture
+def sw2(switches):
+    switches["sw2"].reset()
+    return switches["sw2"]

@@ -30,14 +30,15 @@ def role_spec(role):
 
 def group_vars(inventory):
     merged = {}
-    for path in sorted(glob.glob(os.path.join(os.path.dirname(inventory), "group_vars", "*.yml"))):
+    base = os.path.dirname(inventory)
+    for path in sorted(glob.glob(os.path.join(base, "group_vars", "*.yml")) + glob.glob(os.path.join(base, "host_vars", "*.yml"))):
         with open(path) as handle:
             merged[os.path.basename(path)] = yaml.safe_load(handle) or {}
     return merged
 
 
 def test_there_is_something_to_check():
-    assert len(INVENTORIES) >= 4 and "nic_firmware" in ROLES
+    assert len(INVENTORIES) >= 4 and {"nic_firmware", "onyx_switch"} <= set(ROLES)
 
 
 @pytest.mark.parametrize("inventory", INVENTORIES, ids=lambda p: os.path.relpath(os.path.dirname(p), ROOT))

@@ -6,7 +6,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "resources"))
-from labcheck import lab_file, query, scenario_hosts  # noqa: E402  pylint: disable=wrong-import-position
+from labcheck import LAB_DIR, lab_file, query, scenario_hosts  # noqa: E402  pylint: disable=wrong-import-position
 
 testinfra_hosts = scenario_hosts("gpu_nodes")
 
@@ -37,3 +37,18 @@ def test_at_most_one_reboot_and_one_set_per_adapter(host):
     with open(lab_file(host, "fw", "calls.jsonl")) as handle:
         devices = [json.loads(line)["device"] for line in handle if '"mutating": true' in line]
     assert len(devices) == len(set(devices)), "an adapter was written twice: %s" % devices
+
+
+def test_switches_run_their_inventory_settings_and_saved_them():
+    """The switches are not SSH hosts Ansible can run Python on: their simulator state is read from outside."""
+    expected = {"sw1": ("lossless", {"1/1": 111, "1/4": 111}), "sw2": ("lossy", {})}
+    for name, (mode, access) in expected.items():
+        with open(os.path.join(LAB_DIR, "switches", name, "state.json")) as handle:
+            state = json.load(handle)
+        assert state["running"]["roce"] == mode
+        assert state["running"] == state["saved"], "%s: the change was not saved" % name
+        for port, vlan in access.items():
+            assert state["running"]["ports"][port]["access_vlan"] == vlan
+        assert state["running"]["ports"]["1/1"]["mtu"] == 9216
+        # check mode, converge and the idempotence run: the configuration was sent exactly once.
+        assert sum(1 for c in state["commands"] if c["line"] == "configuration write") == 1

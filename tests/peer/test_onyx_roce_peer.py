@@ -1,0 +1,108 @@
+"""roce.fabric.onyx_roce against the project's Onyx simulator over real SSH (netmiko), through the action plugin
+that takes the switch's inventory connection variables. Every case reads the switch's state from outside."""
+
+import pytest
+
+MODULE = "roce.fabric.onyx_roce"
+SEED = dict(
+    roce_mode="lossless",
+    vlans=[dict(id=111, name="roce", access_ports=["1/1-1/4"])],
+    ports=[dict(ports=["1/1-1/4"], mtu=9216, trust="L3", pfc=True, ecn=[dict(traffic_class=3, min_kb=150, max_kb=1500)])],
+    pfc=dict(enabled=True, priorities=[3]),
+)
+
+
+def running_port(switch, port):
+    return switch.state()["running"]["ports"][port]
+
+
+def test_change_then_no_change_then_check_mode(sw1):
+    first = sw1.module(MODULE, dict(SEED, save=True), diff=True)
+    assert first.get("failed") is not True, first
+    assert first["changed"] is True and first["logins"] == 1 and first["saved"] is True
+    assert first["applied"] == first["commands"] and first["not_applied"] == []
+    state = sw1.state()
+    assert state["running"]["roce"] == "lossless" and state["running"] == state["saved"]
+    assert "111" in state["running"]["vlans"] or 111 in state["running"]["vlans"]
+    port = running_port(sw1, "1/3")
+    assert port["mtu"] == 9216 and port["access_vlan"] == 111 and port["trust"] == "L3"
+    assert running_port(sw1, "1/5")["mtu"] == 1500, "ports that were not given are not touched"
+    assert first["toggles_ports"] is True and state["logins"] == 1
+    sent = len(sw1.config_lines())
+
+    second = sw1.module(MODULE, dict(SEED, save=True))
+    assert second["changed"] is False and second["commands"] == [] and second["logins"] == 1
+    assert len(sw1.config_lines()) == sent, "the no-op run sent configuration commands"
+
+    before = sw1.state()["running"]
+    check = sw1.module(MODULE, dict(ports=[dict(ports=["1/1-1/4"], mtu=4200)]), check=True)
+    assert check["changed"] is True and check["commands"] == ["interface ethernet 1/1-1/4 mtu 4200 force"]
+    assert sw1.state()["running"] == before and len(sw1.config_lines()) == sent
+
+
+def test_older_release_other_json_layout(sw2):
+    args = dict(roce_mode="lossy", ports=[dict(ports=["1/1-1/3"], mtu=9216, ecn=[dict(traffic_class=3, min_kb=150, max_kb=1500)])])
+    first = sw2.module(MODULE, args)
+    assert first.get("failed") is not True, first
+    assert first["release"] == "3.6.5000" and first["changed"] is True
+    assert running_port(sw2, "1/2")["mtu"] == 9216 and sw2.state()["running"]["roce"] == "lossy"
+    assert sw2.module(MODULE, args)["changed"] is False
+
+
+@pytest.mark.parametrize("args, message", [
+    (dict(ports=[dict(ports=["1/x"], mtu=9216)]), "is not an Ethernet port name"),
+    (dict(ports=[dict(ports=["1/1-1/4", "1/4-1/6"], mtu=9216)]), "port 1/4 is given twice"),
+    (dict(vlans=[dict(id=4095, access_ports=["1/1"])]), "VLAN 4095 is outside 1-4094"),
+    (dict(ports=[dict(ports=["1/1"], mtu=9300)]), "MTU 9300 on 1/1 is outside 1500-9216"),
+    (dict(ports=[dict(ports=["1/1"], ecn=[dict(traffic_class=3, min_kb=1500, max_kb=150)])]), "ECN minimum 1500 KB is above the maximum 150 KB"),
+    (dict(roce_mode="turbo"), "roce_mode must be one of"),
+])
+def test_bad_input_fails_before_connecting(sw1, args, message):
+    before = sw1.state()
+    result = sw1.module(MODULE, args)
+    assert result.get("failed") is True and message in result["msg"], result
+    after = sw1.state()
+    assert after["logins"] == before["logins"] and after["running"] == before["running"]
+
+
+def test_port_the_switch_does_not_have(sw1):
+    before = sw1.state()
+    result = sw1.module(MODULE, dict(ports=[dict(ports=["1/31-1/34"], mtu=9216)]))
+    assert result["failed"] is True and "the switch has no port 1/33-1/34" in result["msg"]
+    assert sw1.state()["running"] == before["running"] and sw1.config_lines() == []
+
+
+def test_wrong_credentials(sw1):
+    result = sw1.module(MODULE, dict(SEED, password="not-the-password"))
+    assert result["failed"] is True and result["failure"] == "auth", result
+    assert "not-the-password" not in str(result)
+    assert sw1.state()["logins"] == 0
+
+
+def test_switch_down(sw1):
+    result = sw1.module(MODULE, dict(SEED, port=22299, timeout=5))
+    assert result["failed"] is True and result["failure"] == "unreachable", result
+
+
+def test_refused_command_reports_applied_and_converges(sw1):
+    sw1.set_faults(reject="mtu 9216")
+    result = sw1.module(MODULE, SEED)
+    assert result["failed"] is True and "The switch refused 'interface ethernet 1/1-1/4 mtu 9216 force'" in result["msg"]
+    assert "vlan 111" in result["applied"] and result["not_applied"][0] == "interface ethernet 1/1-1/4 mtu 9216 force"
+    assert running_port(sw1, "1/1")["mtu"] == 1500 and running_port(sw1, "1/1")["access_vlan"] == 111
+    sw1.set_faults()
+    again = sw1.module(MODULE, SEED)
+    assert again["changed"] is True and again["commands"][0] == "interface ethernet 1/1-1/4 mtu 9216 force"
+    assert sw1.module(MODULE, SEED)["changed"] is False
+
+
+def test_connection_dropped_mid_change_converges(sw1):
+    sw1.set_faults(drop_after=3)
+    result = sw1.module(MODULE, dict(SEED, timeout=5))
+    assert result["failed"] is True, result
+    assert len(result["applied"]) < len(result["commands"]) and result["not_applied"]
+    assert sw1.state()["drops"] == 1
+    again = sw1.module(MODULE, SEED)
+    assert again.get("failed") is not True and again["changed"] is True
+    assert sw1.module(MODULE, SEED)["changed"] is False
+    assert running_port(sw1, "1/4")["mtu"] == 9216
