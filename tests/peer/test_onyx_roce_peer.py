@@ -1,7 +1,11 @@
 """roce.fabric.onyx_roce against the project's Onyx simulator over real SSH (netmiko), through the action plugin
 that takes the switch's inventory connection variables. Every case reads the switch's state from outside."""
 
+import subprocess
+
 import pytest
+
+from conftest import INVENTORY, REPO
 
 MODULE = "roce.fabric.onyx_roce"
 SEED = dict(
@@ -106,3 +110,17 @@ def test_connection_dropped_mid_change_converges(sw1):
     assert again.get("failed") is not True and again["changed"] is True
     assert sw1.module(MODULE, SEED)["changed"] is False
     assert running_port(sw1, "1/4")["mtu"] == 9216
+
+
+def test_role_refuses_link_toggling_changes_when_asked(sw1, tmp_path):
+    """onyx_switch with onyx_switch_allow_link_toggle false: an MTU change fails with the ports and commands, nothing is sent."""
+    playbook = tmp_path / "play.yml"
+    playbook.write_text(
+        "- hosts: sw1\n  gather_facts: false\n  roles:\n    - role: roce.fabric.onyx_switch\n"
+        "      vars:\n        onyx_switch_allow_link_toggle: false\n        onyx_switch_roce_mode: null\n"
+        "        onyx_switch_vlans: []\n        onyx_switch_ports: [{ports: [1/7], mtu: 9216}]\n"
+    )
+    proc = subprocess.run(["ansible-playbook", "-i", INVENTORY, str(playbook)], capture_output=True, text=True, cwd=REPO, check=False)
+    assert proc.returncode != 0
+    assert "would take links down and up on 1/7" in proc.stdout and "interface ethernet 1/7 mtu 9216 force" in proc.stdout
+    assert sw1.config_lines() == [] and running_port(sw1, "1/7")["mtu"] == 1500
