@@ -22,17 +22,27 @@ def labctl(*args):
                    check=True, stdout=subprocess.DEVNULL)
 
 
-class LabHost(object):
-    """A running lab host: run Ansible modules on it and read its peer state from outside."""
+class LabPeer(object):
+    """A running peer of the lab inventory: run Ansible modules against it, give it its initial state again."""
 
     def __init__(self, name):
         self.name = name
-        self.dir = os.path.join(LAB_DIR, "hosts", name)
-        self.fw_dir = os.path.join(self.dir, "fw")
 
     def module(self, name, args, check=False, diff=False):
         """Run one module through the ansible CLI (real SSH) and return its result dict."""
         return run_module(INVENTORY, self.name, name, args, check=check, diff=diff)
+
+    def reset(self):
+        labctl("reset", self.name)
+
+
+class LabHost(LabPeer):
+    """A lab host; its firmware simulator's state is read from outside."""
+
+    def __init__(self, name):
+        super(LabHost, self).__init__(name)
+        self.dir = os.path.join(LAB_DIR, "hosts", name)
+        self.fw_dir = os.path.join(self.dir, "fw")
 
     def firmware(self):
         """Every simulated device's state, as the firmware holds it."""
@@ -63,9 +73,6 @@ class LabHost(object):
     def fw_admin(self, *args):
         return subprocess.run([sys.executable, FWSIM, "admin", "--state-dir", self.fw_dir] + list(args),
                               check=True, capture_output=True, text=True).stdout
-
-    def reset(self):
-        labctl("reset", self.name)
 
 
 def run_module(inventory, host, name, args, check=False, diff=False, extra_env=None, connection=None):
@@ -110,16 +117,13 @@ def gpu2(lab):
     return lab["gpu2"]
 
 
-class LabSwitch(object):
-    """A running simulated Onyx switch: run modules against it and read its state from outside."""
+class LabSwitch(LabPeer):
+    """A simulated Onyx switch; its state is read from outside."""
 
     def __init__(self, name):
-        self.name = name
+        super(LabSwitch, self).__init__(name)
         self.dir = os.path.join(LAB_DIR, "switches", name)
         self.state_file = os.path.join(self.dir, "state.json")
-
-    def module(self, name, args, check=False, diff=False):
-        return run_module(INVENTORY, self.name, name, args, check=check, diff=diff)
 
     def state(self):
         with open(self.state_file) as handle:
@@ -135,9 +139,6 @@ class LabSwitch(object):
         with open(tmp, "w") as handle:
             json.dump(state, handle)
         os.replace(tmp, self.state_file)
-
-    def reset(self):
-        labctl("reset", self.name)
 
 
 @pytest.fixture(scope="session")
