@@ -35,7 +35,7 @@ class CommandRunner(object):
             expand_user_and_vars=False,
             data=data,
         )
-        line = " ".join(shlex.quote(str(arg)) for arg in argv)
+        line = self.render(argv)
         self.executed.append(line)
         if mutating:
             self.mutating.append(line)

@@ -119,7 +119,8 @@ def compress_ports(ports):
 
 # --- parsers --------------------------------------------------------------------------------------------
 
-def _port_state():
+def empty_port_state():
+    """Settings of a port that the running configuration does not mention (factory defaults)."""
     return dict(mtu=None, shutdown=False, switchport_mode=None, access_vlan=None, allowed_vlans=set(),
                 pfc_mode=None, trust=None, ecn={}, description=None, speed=None)
 
@@ -177,7 +178,7 @@ def _parse_port_line(ports, spec, words, line):
     except OnyxInputError:
         return
     for name in names:
-        port = ports.setdefault(name, _port_state())
+        port = ports.setdefault(name, empty_port_state())
         if words[0] == "mtu":
             port["mtu"] = int(words[1])
         elif words == ["shutdown"]:
@@ -417,7 +418,7 @@ def generate_commands(want, have, release, roce_mode=None):
             commands.append('vlan %d name "%s"' % (vid, vlan["name"]))
 
     def current(port):
-        return have["ports"].get(port) or _port_state()
+        return have["ports"].get(port) or empty_port_state()
 
     mode, access, allowed, mtu, trust, pfc_mode, shut, no_shut = {}, {}, {}, {}, {}, {}, {}, {}
     ecn = {}

@@ -249,6 +249,7 @@ from ansible_collections.roce.fabric.plugins.module_utils._mlxconfig import (
     parse_query,
     parse_tool_output,
     parse_value,
+    reboot_kind,
     same_value,
     split_param_name,
     wanted_value,
@@ -410,8 +411,8 @@ class Mlxconfig(object):
                 "%s %s on %s was refused, nothing was changed: %s" % (self.kind, command, tool_device, message),
                 category=classify_error(message), rc=rc, stdout=out, stderr=err, command=self.runner.render(argv),
             )
-        kinds = [d["reboot"] for d in parsed if d["reboot"]]
-        return "power_cycle" if "power_cycle" in kinds else "reboot"
+        # A successful set or reset always needs at least a reboot, even if the tool printed no closing line.
+        return reboot_kind([out]) or "reboot"
 
     # --- planning ---------------------------------------------------------------------------------
 

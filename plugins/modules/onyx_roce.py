@@ -308,7 +308,7 @@ def settings_diff(want, have, roce_mode):
         after["pfc"] = dict(enabled=want["pfc"]["enabled"], priorities=sorted(want["pfc"]["priorities"] | have["pfc"]["priorities"]))
     for port in onyx.sort_ports(want["ports"]):
         entry = want["ports"][port]
-        now = have["ports"].get(port) or onyx._port_state()
+        now = have["ports"].get(port) or onyx.empty_port_state()
         old, new = {}, {}
         for key, value in entry.items():
             current = now.get(key)
@@ -329,7 +329,7 @@ def read_switch(session):
     roce_mode = onyx.parse_show_roce(session.show("show roce"))["mode"]
     interfaces = onyx.interfaces_from_json(session.show_json("show interfaces ethernet"), release)
     for name, attrs in interfaces.items():
-        port = have["ports"].setdefault(name, onyx._port_state())
+        port = have["ports"].setdefault(name, onyx.empty_port_state())
         if port["mtu"] is None:
             port["mtu"] = onyx.mtu_from_attrs(attrs)
     return release, have, roce_mode, set(interfaces)

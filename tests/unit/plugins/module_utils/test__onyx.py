@@ -40,7 +40,7 @@ def fixture(name):
 def empty_have(ports=32):
     have = onyx.parse_running_config("")
     for number in range(1, ports + 1):
-        have["ports"]["1/%d" % number] = onyx._port_state()
+        have["ports"]["1/%d" % number] = onyx.empty_port_state()
     return have
 
 
