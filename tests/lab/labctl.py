@@ -37,6 +37,9 @@ import time
 
 import yaml
 
+import peer_esxi
+import peer_vcsim
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 FWSIM = os.path.join(HERE, "fwsim.py")
@@ -159,7 +162,8 @@ class Lab(object):
     def up(self, names, keep_state):
         os.makedirs(self.dir, exist_ok=True)
         self.ssh_key()
-        self.ensure_network()
+        if any(getattr(peer, "lab_bridge", True) for peer in self.select(names)):
+            self.ensure_network()
         for peer in self.select(names):
             started = time.time()
             if peer.running():
@@ -500,9 +504,14 @@ class OnyxSwitch(Peer):
         raise SystemExit("lab: %s is a switch; use ssh -p %d admin@%s" % (self.name, self.port, self.address))
 
 
+Vcsim = peer_vcsim.lab_peer_class(Peer, wait_for)
+EsxiShell = peer_esxi.lab_peer_class(Peer, wait_for, ssh_banner)
+
 PEERS = {
     NetnsHost.kind: NetnsHost,
     OnyxSwitch.kind: OnyxSwitch,
+    Vcsim.kind: Vcsim,
+    EsxiShell.kind: EsxiShell,
 }
 
 

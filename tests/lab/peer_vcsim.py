@@ -1,0 +1,228 @@
+"""Lab peer kind ``vcsim``: a vCenter (vSphere SOAP API) from govmomi's simulator with the lab's additions.
+
+The simulator library comes from Debian (``golang-github-vmware-govmomi-dev``, built with Debian's
+``golang-go``; nothing is downloaded). ``tests/lab/vcsim/main.go`` is the command and
+``tests/lab/vcsim/overlay/`` adds files to the simulator package with ``go build -overlay``:
+kernel boot settings with Configured and Runtime values, reboots that refuse outside maintenance
+mode, PCI passthrough devices with NUMA nodes. One change to a library file is generated at build
+time from Debian's own file (see ``FETCH_FIX``), so no library code is kept in the repository.
+
+The binary is cached under ``$ROCE_FABRIC_CACHE/vcsim/<hash of the recipe>/`` (built under a lock,
+in a temporary directory renamed into place). ``python tests/lab/peer_vcsim.py build`` builds it.
+
+Inventory variables of a ``roce_lab_peer: vcsim`` host: ``roce_lab_vcsim_port`` (on 127.0.0.1),
+``roce_lab_vcsim_hosts`` / ``roce_lab_vcsim_vms`` (counts), ``roce_lab_vcsim_topology`` (hosts with
+their PCI devices, VMs with their passthrough devices), ``vcenter_username`` / ``vcenter_password``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.join(HERE, "vcsim")
+GOVMOMI = "/usr/share/gocode/src/github.com/vmware/govmomi"
+CACHE = os.environ.get("ROCE_FABRIC_CACHE") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "roce-fabric")
+
+# The simulator's PropertyCollector.Fetch indexes an empty MissingSet when a client fetches an
+# optional property that is unset (pyVmomi does so lazily, e.g. vm.snapshot) and the request dies.
+# The fix answers an unset value instead. Applied to Debian's file at build time.
+FETCH_FIX = (
+    "\tif len(obj.PropSet) == 0 {\n\t\tfault := obj.MissingSet[0].Fault\n",
+    "\tif len(obj.PropSet) == 0 {\n\t\tif len(obj.MissingSet) == 0 {\n"
+    "\t\t\tbody.Res = &internal.FetchResponse{}\n\t\t\treturn body\n\t\t}\n\t\tfault := obj.MissingSet[0].Fault\n",
+)
+
+
+def _recipe_files():
+    files = [os.path.join(SOURCE, "main.go")]
+    overlay = os.path.join(SOURCE, "overlay")
+    files += [os.path.join(overlay, f) for f in sorted(os.listdir(overlay)) if f.endswith(".go")]
+    return files
+
+
+def recipe_hash():
+    digest = hashlib.sha256()
+    for path in _recipe_files():
+        digest.update(os.path.basename(path).encode())
+        with open(path, "rb") as handle:
+            digest.update(handle.read())
+    digest.update(repr(FETCH_FIX).encode())
+    for pkg in ("golang-go", "golang-github-vmware-govmomi-dev"):
+        version = subprocess.run(["dpkg-query", "-W", "-f=${Version}", pkg], capture_output=True, text=True, check=False).stdout
+        digest.update(("%s=%s" % (pkg, version)).encode())
+    return digest.hexdigest()[:16]
+
+
+def binary_path():
+    return os.path.join(CACHE, "vcsim", recipe_hash(), "vcsim-roce")
+
+
+def build(verbose=False):
+    """Build the simulator into the cache unless that recipe's binary is there; return its path."""
+    target = binary_path()
+    if os.path.exists(target):
+        return target
+    root = os.path.join(CACHE, "vcsim")
+    os.makedirs(root, exist_ok=True)
+    with open(os.path.join(root, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if os.path.exists(target):
+            return target
+        if not os.path.isdir(os.path.join(GOVMOMI, "simulator")):
+            raise SystemExit("vcsim: %s missing; install golang-go golang-github-vmware-govmomi-dev" % GOVMOMI)
+        started = time.time()
+        tmp = tempfile.mkdtemp(prefix="build-", dir=root)
+        try:
+            sim = os.path.join(GOVMOMI, "simulator")
+            replace = {}
+            with open(os.path.join(sim, "property_collector.go")) as handle:
+                text = handle.read()
+            if FETCH_FIX[0] not in text:
+                raise SystemExit("vcsim: property_collector.go does not have the expected Fetch code; update FETCH_FIX")
+            fixed = os.path.join(tmp, "property_collector.go")
+            with open(fixed, "w") as handle:
+                handle.write(text.replace(FETCH_FIX[0], FETCH_FIX[1], 1))
+            replace[os.path.join(sim, "property_collector.go")] = fixed
+            for path in _recipe_files()[1:]:
+                replace[os.path.join(sim, os.path.basename(path))] = path
+            with open(os.path.join(tmp, "overlay.json"), "w") as handle:
+                json.dump({"Replace": replace}, handle)
+            src = os.path.join(tmp, "src")
+            os.makedirs(src)
+            shutil.copy(os.path.join(SOURCE, "main.go"), src)
+            env = dict(os.environ, GO111MODULE="off", GOPATH=os.path.join(tmp, "gopath") + ":/usr/share/gocode",
+                       GOPROXY="off", GOFLAGS="", GOCACHE=os.path.join(CACHE, "go-build"), CGO_ENABLED="0")
+            subprocess.run(["nice", "-n", "10", "go", "build", "-overlay", os.path.join(tmp, "overlay.json"),
+                            "-o", os.path.join(tmp, "out", "vcsim-roce"), "."], cwd=src, env=env, check=True)
+            final = os.path.dirname(target)
+            os.rename(os.path.join(tmp, "out"), final)
+            if verbose:
+                print("vcsim: built %s in %.1fs" % (target, time.time() - started))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def lab_peer_class(base, wait_for):
+    """The peer class, built on labctl's Peer base (labctl imports this module)."""
+
+    class Vcsim(base):
+        kind = "vcsim"
+        lab_bridge = False
+
+        def __init__(self, lab, name, host_vars, index):
+            super(Vcsim, self).__init__(lab, name, host_vars, index)
+            self.dir = os.path.join(lab.dir, "vcsim", name)
+            self.address = host_vars.get("ansible_host", "127.0.0.1")
+            if self.address != "127.0.0.1":
+                raise SystemExit("lab: vcsim %s must listen on 127.0.0.1" % name)
+            self.port = int(host_vars.get("roce_lab_vcsim_port", 8989))
+            if not 8989 <= self.port <= 8999:
+                raise SystemExit("lab: vcsim %s: port %d outside 8989-8999" % (name, self.port))
+
+        def describe(self):
+            return "https://127.0.0.1:%d/sdk, %s hosts, %s VMs" % (
+                self.port, self.vars.get("roce_lab_vcsim_hosts", 3), self.vars.get("roce_lab_vcsim_vms", 2))
+
+        def pid(self):
+            try:
+                with open(os.path.join(self.dir, "pid")) as handle:
+                    pid = int(handle.read().strip())
+                os.kill(pid, 0)
+                return pid
+            except (OSError, ValueError):
+                return None
+
+        def running(self):
+            return self.pid() is not None and self.state() is not None
+
+        def state(self):
+            return state(self.port)
+
+        def stop(self):
+            pid = self.pid()
+            if pid:
+                os.kill(pid, signal.SIGTERM)
+                deadline = time.time() + 5
+                while self.pid() and time.time() < deadline:
+                    time.sleep(0.1)
+                if self.pid():
+                    os.kill(pid, signal.SIGKILL)
+
+        def reset(self):
+            self.stop()
+            self.start()
+
+        def start(self, keep_state=False):
+            binary = build()
+            os.makedirs(self.dir, exist_ok=True)
+            argv = [binary, "-l", "127.0.0.1:%d" % self.port,
+                    "-host", str(self.vars.get("roce_lab_vcsim_hosts", 3)), "-vm", str(self.vars.get("roce_lab_vcsim_vms", 2)),
+                    "-username", str(self.vars.get("vcenter_username", "user")),
+                    "-password", str(self.vars.get("vcenter_password", "pass")),
+                    "-reboot-seconds", str(self.vars.get("roce_lab_vcsim_reboot_seconds", 2))]
+            topology = self.vars.get("roce_lab_vcsim_topology")
+            if topology:
+                path = os.path.join(self.dir, "topology.json")
+                with open(path, "w") as handle:
+                    json.dump(topology, handle)
+                argv += ["-topology", path]
+            log = open(os.path.join(self.dir, "vcsim.log"), "a")
+            proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+            with open(os.path.join(self.dir, "pid"), "w") as handle:
+                handle.write("%d\n" % proc.pid)
+            wait_for(lambda: proc.poll() is not None or self.state() is not None, 20, "vcsim %s" % self.name)
+            if proc.poll() is not None:
+                raise SystemExit("lab: vcsim %s did not start, see %s" % (self.name, os.path.join(self.dir, "vcsim.log")))
+
+        def exec_argv(self, command):
+            raise SystemExit("lab: %s is a vCenter simulator; read its state at http://127.0.0.1:%d/roce/state" % (self.name, self.port))
+
+    return Vcsim
+
+
+def _http(port, path, method="GET"):
+    request = urllib.request.Request("https://127.0.0.1:%d%s" % (port, path), method=method)
+    import ssl
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    with urllib.request.urlopen(request, timeout=5, context=context) as response:
+        return response.read()
+
+
+def state(port):
+    """The simulator's state (hosts, VMs, SOAP call counts) read from outside, or None if it does not answer."""
+    try:
+        return json.loads(_http(port, "/roce/state"))
+    except (OSError, ValueError):
+        return None
+
+
+def reset_calls(port):
+    _http(port, "/roce/calls/reset", method="POST")
+
+
+def set_reboot_hang(port, host, on=True):
+    _http(port, "/roce/hang?host=%s&on=%d" % (urllib.request.quote(host), 1 if on else 0), method="POST")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["build"]:
+        print(build(verbose=True))
+    elif sys.argv[1:] == ["path"]:
+        print(binary_path())
+    else:
+        raise SystemExit("usage: peer_vcsim.py build|path")
