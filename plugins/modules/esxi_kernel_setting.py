@@ -1,0 +1,308 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: esxi_kernel_setting
+short_description: Declarative VMware ESXi kernel (boot) settings such as atsSupport
+version_added: 1.0.0
+description:
+  - Sets ESXi kernel settings, the values that C(esxcli system settings kernel set) changes, for example
+    C(atsSupport) (PCIe Address Translation Services, needed for GPUDirect RDMA between passed-through devices).
+  - A kernel setting has a Configured value (used at the next boot) and a Runtime value (the running kernel's).
+    The module changes the Configured value; the host must reboot for it to become the Runtime value. The module
+    never reboots; it reports O(ignore:reboot_required) per host so a role can reboot each host once, in
+    maintenance mode.
+  - "Two transports. V(vsphere) (default) talks to vCenter or the host's own API with pyVmomi: kernel settings are
+    host advanced options C(VMkernel.Boot.<name>); hosts are chosen by name, by cluster, or all hosts of the vCenter.
+    The API shows the Configured value and whether the host needs a reboot (C(summary.rebootRequired)), not the
+    Runtime value itself."
+  - V(ssh) runs C(esxcli) on the ESXi host the task targets (the ESXi Shell over SSH), which also reads the Runtime
+    value of every setting.
+  - Values are checked against the type the host reports for the setting (boolean, integer, text) before anything is
+    changed; unknown settings fail. An error on any host changes nothing on any host.
+author:
+  - roce.fabric contributors (@roce-fabric)
+extends_documentation_fragment:
+  - roce.fabric.attributes
+attributes:
+  platform:
+    description: V(vsphere) runs on the controller; V(ssh) runs on the ESXi host (its Python is C(/bin/python)).
+    support: full
+    platforms: [vmware, posix]
+options:
+  settings:
+    description:
+      - Kernel settings and their wanted values, by their esxcli name (V(atsSupport)); the advanced option form
+        V(VMkernel.Boot.atsSupport) is accepted too.
+      - Booleans may be given as V(true)/V(false) (also V(TRUE), V(yes), V(1)); integers as numbers or text.
+    type: dict
+    required: true
+  transport:
+    description: How to reach the setting. See the description.
+    type: str
+    choices: [vsphere, ssh]
+    default: vsphere
+  hostname:
+    description:
+      - vCenter or ESXi host name or address (V(vsphere)). Falls back to the E(VMWARE_HOST) environment variable.
+    type: str
+  port:
+    description: API port (V(vsphere)). Falls back to E(VMWARE_PORT).
+    type: int
+    default: 443
+  username:
+    description: API user (V(vsphere)). Falls back to E(VMWARE_USER).
+    type: str
+    aliases: [user]
+  password:
+    description: API password (V(vsphere)). Falls back to E(VMWARE_PASSWORD).
+    type: str
+    aliases: [pass, pwd]
+  validate_certs:
+    description:
+      - Verify the server's TLS certificate (V(vsphere)). Falls back to E(VMWARE_VALIDATE_CERTS).
+        Turn it off only for test systems.
+    type: bool
+    default: true
+  esxi_hostname:
+    description:
+      - The ESXi host to configure, by its name in vCenter (V(vsphere)). Without it and without O(cluster_name),
+        every host of the vCenter is configured.
+    type: str
+  cluster_name:
+    description: Configure every host of this cluster (V(vsphere)).
+    type: str
+  esxcli_path:
+    description: The C(esxcli) command on the host (V(ssh)).
+    type: str
+    default: esxcli
+notes:
+  - Connected hosts only; a host that is not connected (rebooting, not responding) fails the task, so a role can
+    retry the module to wait for a host to come back.
+seealso:
+  - name: ESXi kernel settings with esxcli
+    description: The esxcli system settings kernel namespace.
+    link: https://developer.broadcom.com/xapis/esxcli-command-reference/latest/namespace/esxcli_system.html
+  - module: roce.fabric.vmx_passthru
+"""
+
+EXAMPLES = r"""
+- name: PCIe ATS on every host of a cluster (takes effect after each host's reboot)
+  roce.fabric.esxi_kernel_setting:
+    hostname: vcenter.example.com
+    username: administrator@vsphere.local
+    password: "{{ vcenter_password }}"
+    cluster_name: gpu-cluster
+    settings:
+      atsSupport: true
+  delegate_to: localhost
+  register: ats
+
+- name: Hosts that need a reboot
+  ansible.builtin.debug:
+    msg: "{{ ats.hosts | dict2items | selectattr('value.reboot_required') | map(attribute='key') | list }}"
+
+- name: The same on one host through its ESXi Shell (esxcli), which also reads the Runtime value
+  roce.fabric.esxi_kernel_setting:
+    transport: ssh
+    settings:
+      atsSupport: true
+"""
+
+RETURN = r"""
+changed:
+  description: Whether a Configured value was (or, in check mode, would be) changed on any host.
+  returned: always
+  type: bool
+reboot_required:
+  description: True when any host must reboot for its Runtime values to match (a change was just made or one is pending).
+  returned: always
+  type: bool
+hosts:
+  description: Per host (by name), the settings found and what was done.
+  returned: always
+  type: dict
+  sample:
+    esx01.example.com:
+      changed: true
+      reboot_required: true
+      settings:
+        atsSupport:
+          type: bool
+          before: "false"
+          after: "true"
+          runtime: null
+commands:
+  description: The mutating esxcli commands run, or that would run in check mode (V(ssh) only; empty for V(vsphere)).
+  returned: always
+  type: list
+  elements: str
+  sample: ["esxcli system settings kernel set -s atsSupport -v TRUE"]
+diff:
+  description: Configured values before and after, per host.
+  returned: when diff mode is on
+  type: dict
+"""
+
+import platform
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.roce.fabric.plugins.module_utils._command import CommandRunner
+from ansible_collections.roce.fabric.plugins.module_utils._esxcli import normalize_kernel_value, parse_kernel_settings
+from ansible_collections.roce.fabric.plugins.module_utils._vsphere import (
+    Vsphere, VsphereError, api_value, display, typed_option_value, vsphere_argument_spec, vim, vmodl)
+
+PREFIX = "VMkernel.Boot."
+
+
+def short_name(name):
+    return name[len(PREFIX):] if name.startswith(PREFIX) else name
+
+
+def run_vsphere(module, wanted):
+    conn = Vsphere(module)
+    try:
+        return _run_vsphere(module, conn, wanted)
+    finally:
+        conn.close()
+
+
+def _run_vsphere(module, conn, wanted):
+    params = module.params
+    hosts = conn.hosts(params["esxi_hostname"], params["cluster_name"],
+                       props=["configManager.advancedOption", "summary.rebootRequired"])
+    plans = []
+    # Read and validate everything first: an error on any host changes nothing anywhere.
+    for host, props in hosts:
+        name = props["name"]
+        state = props["runtime.connectionState"]
+        if state != "connected":
+            module.fail_json(msg="ESXi host %s is not connected (connection state: %s)" % (name, state), host=name,
+                             connection_state=state)
+        manager = props["configManager.advancedOption"]
+        try:
+            current = dict((o.key, o.value) for o in manager.QueryOptions(name=PREFIX))
+        except vim.fault.InvalidName:
+            current = {}
+        except vmodl.MethodFault as exc:
+            module.fail_json(msg="reading the kernel settings of %s failed: %s" % (name, exc.msg))
+        entry = dict(changed=False, reboot_required=bool(props.get("summary.rebootRequired")), settings={})
+        updates = []
+        for setting, value in wanted.items():
+            key = PREFIX + setting
+            if key not in current:
+                module.fail_json(msg="ESXi host %s has no kernel setting '%s' (known: %s)" % (
+                    name, setting, ", ".join(sorted(short_name(k) for k in current)) or "none"), host=name)
+            try:
+                typed, text = typed_option_value(current[key], value)
+            except ValueError as exc:
+                module.fail_json(msg="kernel setting '%s' on %s: %s" % (setting, name, exc), host=name)
+            before = display(current[key])
+            entry["settings"][setting] = dict(type=type(current[key]).__name__.replace("long", "int"), before=before,
+                                              after=text, runtime=None)
+            if before != text:
+                updates.append(vim.option.OptionValue(key=key, value=api_value(current[key], typed)))
+        plans.append((name, manager, entry, updates))
+
+    result = dict(changed=False, reboot_required=False, hosts={}, commands=[])
+    diff = dict(before={}, after={})
+    for name, manager, entry, updates in plans:
+        if updates:
+            entry["changed"] = True
+            entry["reboot_required"] = True
+            if not module.check_mode:
+                try:
+                    manager.UpdateOptions(changedValue=updates)
+                except vmodl.MethodFault as exc:
+                    module.fail_json(msg="setting kernel settings on %s failed: %s" % (name, exc.msg), host=name, **result)
+        result["hosts"][name] = entry
+        result["changed"] = result["changed"] or entry["changed"]
+        result["reboot_required"] = result["reboot_required"] or entry["reboot_required"]
+        diff["before"][name] = dict((k, v["before"]) for k, v in entry["settings"].items())
+        diff["after"][name] = dict((k, v["after"]) for k, v in entry["settings"].items())
+    if module._diff:
+        result["diff"] = diff
+    return result
+
+
+def run_ssh(module, wanted):
+    runner = CommandRunner(module)
+    esxcli = module.params["esxcli_path"]
+    rc, out, err = runner.run([esxcli, "system", "settings", "kernel", "list"])
+    if rc != 0:
+        module.fail_json(msg="esxcli system settings kernel list failed: %s" % (out + err).strip(), rc=rc, stdout=out, stderr=err)
+    try:
+        current = parse_kernel_settings(out)
+    except ValueError as exc:
+        module.fail_json(msg="cannot read esxcli output: %s" % exc, stdout=out)
+    entry = dict(changed=False, reboot_required=False, settings={})
+    commands = []
+    for setting, value in wanted.items():
+        if setting not in current:
+            module.fail_json(msg="this ESXi host has no kernel setting '%s' (known: %s)" % (setting, ", ".join(sorted(current))))
+        info = current[setting]
+        try:
+            text = normalize_kernel_value(info["type"], value)
+        except ValueError as exc:
+            module.fail_json(msg="kernel setting '%s': %s" % (setting, exc))
+        entry["settings"][setting] = dict(type=info["type"], before=info["configured"], after=text, runtime=info["runtime"])
+        if info["configured"] != text:
+            commands.append([esxcli, "system", "settings", "kernel", "set", "-s", setting, "-v", text])
+        if info["runtime"] != text:
+            entry["reboot_required"] = True
+    if commands:
+        entry["changed"] = True
+        if module.check_mode:
+            runner.mutating.extend(CommandRunner.render(c) for c in commands)
+        else:
+            for argv in commands:
+                rc, out, err = runner.run(argv, mutating=True)
+                if rc != 0:
+                    module.fail_json(msg="%s failed: %s" % (CommandRunner.render(argv), (out + err).strip()), rc=rc,
+                                     stdout=out, stderr=err, commands=runner.mutating)
+    name = platform.node()
+    result = dict(changed=entry["changed"], reboot_required=entry["reboot_required"], hosts={name: entry},
+                  commands=runner.mutating)
+    if module._diff:
+        result["diff"] = dict(before={name: dict((k, v["before"]) for k, v in entry["settings"].items())},
+                              after={name: dict((k, v["after"]) for k, v in entry["settings"].items())})
+    return result
+
+
+def main():
+    argument_spec = vsphere_argument_spec()
+    argument_spec.update(
+        settings=dict(type="dict", required=True),
+        transport=dict(type="str", choices=["vsphere", "ssh"], default="vsphere"),
+        esxi_hostname=dict(type="str"),
+        cluster_name=dict(type="str"),
+        esxcli_path=dict(type="str", default="esxcli"),
+    )
+    module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
+                           mutually_exclusive=[["esxi_hostname", "cluster_name"]])
+    wanted = {}
+    for name, value in module.params["settings"].items():
+        if value is None or isinstance(value, (dict, list)):
+            module.fail_json(msg="kernel setting '%s' needs a scalar value (true/false, a number or text)" % name)
+        wanted[short_name(str(name))] = value
+    if not wanted:
+        module.fail_json(msg="settings is empty: name at least one kernel setting")
+    if module.params["transport"] == "ssh":
+        result = run_ssh(module, wanted)
+    else:
+        try:
+            result = run_vsphere(module, wanted)
+        except VsphereError as exc:
+            module.fail_json(msg=str(exc))
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
