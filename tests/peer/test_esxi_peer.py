@@ -46,7 +46,7 @@ class Vcenter(object):
 
     def connect(self):
         from pyVim.connect import SmartConnect
-        return SmartConnect(host="127.0.0.1", port=self.port, user="user", pwd="pass", disableSslCertValidation=True)
+        return SmartConnect(host="127.0.0.1", port=self.port, user="user", pwd="vc1-Lab-secret", disableSslCertValidation=True)
 
 
 class EsxiShell(object):
