@@ -3,9 +3,10 @@
 // topology file: kernel boot settings, PCI devices with NUMA nodes, passthrough devices on VMs.
 //
 // Besides the SOAP API on /sdk it serves, for tests on loopback only:
-//   GET  /roce/state              hosts (Configured/Runtime boot settings, maintenance, reboots) and VMs
-//   POST /roce/calls/reset        zero the per-method SOAP call counters (in /roce/state "calls")
-//   POST /roce/hang?host=H&on=1   make host H's next reboot never come back
+//
+//	GET  /roce/state              hosts (Configured/Runtime boot settings, maintenance, reboots) and VMs
+//	POST /roce/calls/reset        zero the per-method SOAP call counters (in /roce/state "calls")
+//	POST /roce/hang?host=H&on=1   make host H's next reboot never come back
 package main
 
 import (
@@ -217,10 +218,10 @@ func setupTopology(topo *topology) error {
 					UnitNumber:    &unit,
 					Backing: &types.VirtualPCIPassthroughDeviceBackingInfo{
 						VirtualDeviceDeviceBackingInfo: types.VirtualDeviceDeviceBackingInfo{DeviceName: dev.DeviceName},
-						Id:       dev.ID,
-						DeviceId: fmt.Sprintf("%x", hexValue(dev.Device)),
-						SystemId: "5f5b3c4a-0000-0000-0000-000000000000",
-						VendorId: int16(hexValue(dev.Vendor)),
+						Id:                             dev.ID,
+						DeviceId:                       fmt.Sprintf("%x", hexValue(dev.Device)),
+						SystemId:                       "5f5b3c4a-0000-0000-0000-000000000000",
+						VendorId:                       int16(hexValue(dev.Vendor)),
 					},
 				},
 			})

@@ -40,6 +40,7 @@ type RoceLab struct {
 	reboots       map[string]int
 	hang          map[string]bool
 	options       map[string]*RoceOptionManager // host moid -> its option manager
+	reboots_log   []map[string]interface{}      // every reboot: host, started, back (RFC 3339, back empty while down)
 }
 
 // Roce is the single instance main.go configures.
@@ -234,6 +235,12 @@ func (l *RoceLab) boot(h *HostSystem) {
 		}
 	}
 	l.reboots[h.Self.Value]++
+	for i := len(l.reboots_log) - 1; i >= 0; i-- {
+		if l.reboots_log[i]["host"] == h.Name && l.reboots_log[i]["back"] == "" {
+			l.reboots_log[i]["back"] = time.Now().UTC().Format(time.RFC3339Nano)
+			break
+		}
+	}
 	l.mu.Unlock()
 	now := time.Now()
 	h.Runtime.BootTime = &now
@@ -264,6 +271,7 @@ func (l *RoceLab) restart(h *HostSystem, force bool, name string) types.BaseMeth
 		return nil
 	}
 	l.mu.Lock()
+	l.reboots_log = append(l.reboots_log, map[string]interface{}{"host": h.Name, "started": time.Now().UTC().Format(time.RFC3339Nano), "back": ""})
 	hang := l.hang[h.Self.Value]
 	delay := time.Duration(l.RebootSeconds * float64(time.Second))
 	l.mu.Unlock()
@@ -328,15 +336,15 @@ func (l *RoceLab) RoceState() ([]byte, error) {
 				}
 			}
 			entry := map[string]interface{}{
-				"moid":              h.Self.Value,
-				"connection_state":  h.Runtime.ConnectionState,
-				"maintenance_mode":  h.Runtime.InMaintenanceMode,
-				"reboot_required":   h.Summary.RebootRequired,
-				"reboots":           l.reboots[h.Self.Value],
-				"reboot_hangs":      l.hang[h.Self.Value],
-				"configured":        configured,
-				"runtime":           runtime,
-				"boot_time":         h.Runtime.BootTime,
+				"moid":             h.Self.Value,
+				"connection_state": h.Runtime.ConnectionState,
+				"maintenance_mode": h.Runtime.InMaintenanceMode,
+				"reboot_required":  h.Summary.RebootRequired,
+				"reboots":          l.reboots[h.Self.Value],
+				"reboot_hangs":     l.hang[h.Self.Value],
+				"configured":       configured,
+				"runtime":          runtime,
+				"boot_time":        h.Runtime.BootTime,
 			}
 			l.mu.Unlock()
 			var vms []string
@@ -374,14 +382,17 @@ func (l *RoceLab) RoceState() ([]byte, error) {
 				}
 			}
 			vms[vm.Name] = map[string]interface{}{
-				"moid":        vm.Self.Value,
-				"uuid":        vm.Config.Uuid,
-				"host":        host,
-				"power_state": vm.Runtime.PowerState,
+				"moid":         vm.Self.Value,
+				"uuid":         vm.Config.Uuid,
+				"host":         host,
+				"power_state":  vm.Runtime.PowerState,
 				"extra_config": extra,
-				"passthrough": passthru,
+				"passthrough":  passthru,
 			}
 		})
 	}
-	return json.Marshal(map[string]interface{}{"hosts": hosts, "vms": vms})
+	l.mu.Lock()
+	log := append([]map[string]interface{}{}, l.reboots_log...)
+	l.mu.Unlock()
+	return json.Marshal(map[string]interface{}{"hosts": hosts, "vms": vms, "reboot_log": log})
 }
