@@ -55,9 +55,13 @@ class Vsphere(object):
                 module.fail_json(msg="vSphere connection: '%s' is required (or set the VMWARE_%s environment variable)" % (
                     key, {"hostname": "HOST", "username": "USER", "password": "PASSWORD"}[key]))
         self.where = "%s:%s" % (params["hostname"], params["port"])
+        context = ssl.create_default_context()
+        if not params["validate_certs"]:
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
         try:
             self.si = SmartConnect(host=params["hostname"], port=params["port"], user=params["username"],
-                                   pwd=params["password"], disableSslCertValidation=not params["validate_certs"])
+                                   pwd=params["password"], sslContext=context)
         except vim.fault.InvalidLogin:
             module.fail_json(msg="vSphere login to %s failed: user name or password is wrong" % self.where)
         except ssl.SSLError as exc:
@@ -85,8 +89,8 @@ class Vsphere(object):
             spec = vmodl.query.PropertyCollector.FilterSpec(
                 objectSet=[vmodl.query.PropertyCollector.ObjectSpec(
                     obj=view, skip=True,
-                    selectSet=[vmodl.query.PropertyCollector.TraversalSpec(name="view", path="view", skip=False,
-                                                                          type=vim.view.ContainerView)])],
+                    selectSet=[vmodl.query.PropertyCollector.TraversalSpec(
+                    name="view", path="view", skip=False, type=vim.view.ContainerView)])],
                 propSet=[vmodl.query.PropertyCollector.PropertySpec(type=vimtype, pathSet=list(props), all=False)])
             result = self.content.propertyCollector.RetrieveContents([spec])
         finally:
@@ -108,8 +112,8 @@ class Vsphere(object):
             if not found:
                 self.module.fail_json(msg="ESXi host '%s' not found in vCenter %s" % (esxi_hostname, self.where))
         if not found:
-            self.module.fail_json(msg="no ESXi hosts found%s in %s" % (" in cluster '%s'" % cluster_name if cluster_name else "",
-                                                                        self.where))
+            where = " in cluster '%s'" % cluster_name if cluster_name else ""
+            self.module.fail_json(msg="no ESXi hosts found%s in %s" % (where, self.where))
         return sorted(found, key=lambda item: item[1]["name"])
 
     def vms(self, props=()):

@@ -223,17 +223,18 @@ def folder_paths(conn):
     folders = dict((f, p) for f, p in conn.collect(vim.Folder, ["name", "parent"]))
     datacenters = dict((d, p) for d, p in conn.collect(vim.Datacenter, ["name", "parent"]))
 
+    root = conn.content.rootFolder
+
     def path(obj):
+        # Inventory paths start below the root folder ("Datacenters"): /DC0/vm/gpu.
         parts = []
-        while obj is not None:
+        while obj is not None and obj != root:
             props = folders.get(obj) or datacenters.get(obj)
             if props is None:
                 break
             parts.append(props["name"])
             obj = props.get("parent")
-        names = list(reversed(parts))
-        # The root folder ("Datacenters") is not part of inventory paths.
-        return "/" + "/".join(names[1:]) if names else ""
+        return "/" + "/".join(reversed(parts))
     return path
 
 

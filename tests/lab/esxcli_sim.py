@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """The lab's ESXi shell: an ``esxcli`` stand-in that keeps state in a JSON file.
 
 Namespaces answered, in the output layout and error texts of ESXi 7/8's esxcli:

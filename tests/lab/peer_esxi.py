@@ -68,7 +68,7 @@ def lab_peer_class(base, wait_for, ssh_banner):
                 deadline = time.time() + 5
                 while self.pids() and time.time() < deadline:
                     time.sleep(0.1)
-            if subprocess.run(["ip", "netns", "pids", self.netns], capture_output=True).returncode == 0:
+            if subprocess.run(["ip", "netns", "pids", self.netns], capture_output=True, check=False).returncode == 0:
                 _run(["ip", "netns", "del", self.netns])
             _run(["ip", "link", "del", self.veth], check=False)
 

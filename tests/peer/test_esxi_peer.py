@@ -7,7 +7,6 @@ Every bad input is checked to fail clearly AND to leave the simulator's state, r
 
 import json
 import os
-import ssl
 import sys
 
 import pytest
@@ -154,3 +153,229 @@ def test_esxi_shell_reboot_applies_configured(esxi1):
     while esxi1.state()["reboots"] == 0 and time.time() < deadline:
         time.sleep(0.2)
     assert esxi1.setting("atsSupport")["runtime"] == "TRUE"
+
+
+# --- esxi_kernel_setting over the vSphere API ------------------------------------------------------
+
+API = dict(hostname="127.0.0.1", port=VC_PORT, username="user", password="vc1-Lab-secret", validate_certs=False)
+MUTATING = ("UpdateOptions", "ReconfigVM_Task", "PowerOffVM_Task", "PowerOnVM_Task", "RebootHost_Task",
+            "EnterMaintenanceMode_Task", "ExitMaintenanceMode_Task")
+
+
+def local(name, args, check=False, diff=False, extra_env=None):
+    return run_module(INVENTORY, "localhost", name, args, check=check, diff=diff, extra_env=extra_env, connection="local")
+
+
+def mutations(vc):
+    return dict((k, v) for k, v in vc.calls().items() if k in MUTATING)
+
+
+def inventory_state(vc):
+    """What a bad input must leave alone: every host's settings, maintenance, reboots; every VM's keys and power."""
+    state = vc.state()
+    return dict(hosts=dict((n, dict(configured=h["configured"], runtime=h["runtime"], mm=h["maintenance_mode"],
+                                    reboots=h["reboots"])) for n, h in state["hosts"].items()),
+                vms=dict((n, dict(extra=v["extra_config"], power=v["power_state"])) for n, v in state["vms"].items()))
+
+
+def test_kernel_setting_vsphere_change_then_no_change_then_check_mode(vc):
+    args = dict(API, esxi_hostname="esx-a.lab", settings={"atsSupport": True})
+    result = local("roce.fabric.esxi_kernel_setting", args, diff=True)
+    assert result["changed"] and result["reboot_required"]
+    assert result["hosts"]["esx-a.lab"]["settings"]["atsSupport"] == dict(type="bool", before="false", after="true", runtime=None)
+    assert result["diff"]["after"] == {"esx-a.lab": {"atsSupport": "true"}}
+    host = vc.host("esx-a.lab")
+    assert host["configured"]["VMkernel.Boot.atsSupport"] is True and host["runtime"]["VMkernel.Boot.atsSupport"] is False
+    assert vc.host("esx-b.lab")["configured"]["VMkernel.Boot.atsSupport"] is False
+    vc.reset_calls()
+    again = local("roce.fabric.esxi_kernel_setting", args)
+    assert not again["changed"] and again["reboot_required"], "still pending until the host reboots"
+    assert mutations(vc) == {}
+    before = inventory_state(vc)
+    check = local("roce.fabric.esxi_kernel_setting", dict(API, esxi_hostname="esx-b.lab", settings={"atsSupport": "TRUE"}), check=True)
+    assert check["changed"] and check["hosts"]["esx-b.lab"]["changed"]
+    assert inventory_state(vc) == before and mutations(vc) == {}
+
+
+def test_kernel_setting_vsphere_whole_cluster_and_prefixed_name(vc):
+    result = local("roce.fabric.esxi_kernel_setting", dict(API, cluster_name="DC0_C0", settings={"VMkernel.Boot.maxPCPUS": "0x100"}))
+    assert sorted(result["hosts"]) == ["esx-a.lab", "esx-b.lab"] and result["changed"]
+    assert all(h["configured"]["VMkernel.Boot.maxPCPUS"] == 256 for h in vc.state()["hosts"].values())
+
+
+@pytest.mark.parametrize("args, message", [
+    (dict(esxi_hostname="esx-a.lab", settings={"atsSuport": True}), "has no kernel setting 'atsSuport'"),
+    (dict(esxi_hostname="esx-a.lab", settings={"atsSupport": "maybe"}), "'maybe' is not a boolean"),
+    (dict(esxi_hostname="esx-a.lab", settings={"atsSupport": True, "maxPCPUS": "many"}), "'many' is not an integer"),
+    (dict(esxi_hostname="esx-z.lab", settings={"atsSupport": True}), "ESXi host 'esx-z.lab' not found"),
+    (dict(cluster_name="nope", settings={"atsSupport": True}), "cluster 'nope' not found"),
+    (dict(settings={"atsSupport": True}, password="not-the-Secret-42"), "login to 127.0.0.1:8989 failed"),
+    (dict(settings={"atsSupport": True}, validate_certs=True), "certificate could not be verified"),
+])
+def test_kernel_setting_vsphere_bad_input_changes_nothing(vc, args, message):
+    before = inventory_state(vc)
+    vc.reset_calls()
+    result = local("roce.fabric.esxi_kernel_setting", dict(API, **args))
+    assert result.get("failed") and message in result["msg"], result.get("msg")
+    assert "vc1-Lab-secret" not in json.dumps(result)
+    assert inventory_state(vc) == before and mutations(vc) == {}
+
+
+def test_kernel_setting_vsphere_credentials_from_environment(vc):
+    env = dict(VMWARE_HOST="127.0.0.1", VMWARE_PORT=str(VC_PORT), VMWARE_USER="user", VMWARE_PASSWORD="vc1-Lab-secret",
+               VMWARE_VALIDATE_CERTS="false")
+    result = local("roce.fabric.esxi_kernel_setting", dict(esxi_hostname="esx-b.lab", settings={"atsSupport": False}), extra_env=env)
+    assert not result.get("failed"), result.get("msg")
+    assert not result["changed"] and not result["reboot_required"]
+
+
+# --- esxi_kernel_setting over SSH (esxcli) ---------------------------------------------------------
+
+def test_kernel_setting_ssh_change_then_no_change_then_check_mode(esxi1, shells):
+    result = esxi1.module("roce.fabric.esxi_kernel_setting", dict(transport="ssh", settings={"atsSupport": True}), diff=True)
+    assert result["changed"] and result["reboot_required"]
+    assert result["commands"] == ["esxcli system settings kernel set -s atsSupport -v TRUE"]
+    assert (esxi1.setting("atsSupport")["configured"], esxi1.setting("atsSupport")["runtime"]) == ("TRUE", "FALSE")
+    assert len(esxi1.mutating_calls()) == 1
+    again = esxi1.module("roce.fabric.esxi_kernel_setting", dict(transport="ssh", settings={"atsSupport": "true"}))
+    assert not again["changed"] and again["reboot_required"]
+    assert list(again["hosts"].values())[0]["settings"]["atsSupport"]["runtime"] == "FALSE"
+    assert len(esxi1.mutating_calls()) == 1
+    check = esxi1.module("roce.fabric.esxi_kernel_setting", dict(transport="ssh", settings={"vga": False}), check=True)
+    assert check["changed"] and check["commands"] == ["esxcli system settings kernel set -s vga -v FALSE"]
+    assert esxi1.setting("vga")["configured"] == "TRUE" and len(esxi1.mutating_calls()) == 1
+    other = shells["esxi2"]
+    assert other.setting("atsSupport")["configured"] == "FALSE"
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"atsSuport": True}, "no kernel setting 'atsSuport'"),
+    ({"atsSupport": "maybe"}, "'maybe' is not a boolean"),
+    ({"atsSupport": True, "maxPCPUS": -4}, "is negative"),
+])
+def test_kernel_setting_ssh_bad_input_changes_nothing(esxi1, settings, message):
+    before = esxi1.state()
+    result = esxi1.module("roce.fabric.esxi_kernel_setting", dict(transport="ssh", settings=settings))
+    assert result.get("failed") and message in result["msg"], result.get("msg")
+    assert esxi1.state() == before and esxi1.mutating_calls() == []
+
+
+# --- vmx_passthru ----------------------------------------------------------------------------------
+
+P2P = dict(allow_p2p=True, relax_acs_for_p2p=True, use_64bit_mmio=True, mmio_size_gb=512, numa_node_affinity="auto")
+
+
+def test_vmx_passthru_change_then_no_change_then_check_mode(vc):
+    args = dict(API, name="gpuvm-a1", devices=[dict(index=0, gpu_pci_id="17:00.0"), dict(index=1, gpu_pci_id="0000:31:00.0")], **P2P)
+    result = local("roce.fabric.vmx_passthru", args, diff=True)
+    assert result["changed"] and result["power_cycle_required"] and not result["power_cycled"]
+    extra = vc.vm("gpuvm-a1")["extra_config"]
+    assert extra["pciPassthru.allowP2P"] == "true" and extra["pciPassthru.RelaxACSforP2P"] == "true"
+    assert extra["pciPassthru0.cfg.gpu-pci-id"] == "0000:17:00.0" and extra["numa.nodeAffinity"] == "0"
+    assert extra["pciPassthru.64bitMMIOSizeGB"] == "512"
+    assert result["numa_nodes"] == {"0000:17:00.0": 0, "0000:31:00.0": 0, "0000:3b:00.0": 0}
+    vc.reset_calls()
+    again = local("roce.fabric.vmx_passthru", args)
+    assert not again["changed"] and not again["power_cycle_required"] and mutations(vc) == {}
+    before = inventory_state(vc)
+    check = local("roce.fabric.vmx_passthru", dict(API, name="gpuvm-b1", **P2P), check=True)
+    assert check["changed"] and inventory_state(vc) == before and mutations(vc) == {}
+
+
+def test_vmx_passthru_numa_mismatch_warns_and_uses_the_gpu_node(vc):
+    result = local("roce.fabric.vmx_passthru", dict(API, name="gpuvm-a2", numa_node_affinity="auto"))
+    assert vc.vm("gpuvm-a2")["extra_config"]["numa.nodeAffinity"] == "1"
+    assert any("NUMA node 1 and NIC 0000:3b:00.0 on node 0" in w for w in result.get("warnings", []))
+
+
+def test_vmx_passthru_by_uuid_remove_keys_and_power_cycle(vc):
+    uuid = vc.vm("gpuvm-b1")["uuid"]
+    local("roce.fabric.vmx_passthru", dict(API, uuid=uuid, allow_p2p=True, extra_config={"pciPassthru.msiEnabled": "FALSE"}))
+    vc.reset_calls()
+    result = local("roce.fabric.vmx_passthru", dict(API, uuid=uuid, remove_keys=["pciPassthru.allowP2P"],
+                                                    extra_config={"pciPassthru.msiEnabled": ""}, power_cycle=True))
+    assert result["changed"] and result["power_cycled"] and not result["power_cycle_required"]
+    assert result["changes"]["pciPassthru.allowP2P"] == dict(before="true", after=None)
+    extra = vc.vm("gpuvm-b1")["extra_config"]
+    assert extra.get("pciPassthru.allowP2P", "") == "" and extra.get("pciPassthru.msiEnabled", "") == ""
+    assert vc.calls().get("PowerOffVM_Task") == 1 and vc.calls().get("PowerOnVM_Task") == 1
+    assert vc.vm("gpuvm-b1")["power_state"] == "poweredOn"
+
+
+def test_vmx_passthru_powered_off_vm_needs_no_power_cycle(vc):
+    result = local("roce.fabric.vmx_passthru", dict(API, name="gpuvm-b2", folder="/DC0/vm", **P2P))
+    assert result["changed"] and not result["power_cycle_required"]
+    assert vc.vm("gpuvm-b2")["extra_config"]["numa.nodeAffinity"] == "1"
+
+
+@pytest.mark.parametrize("args, message", [
+    (dict(name="gpuvm-a1", devices=[dict(index=0, gpu_pci_id="0000:17:00.9")]), "is not a PCI address"),
+    (dict(name="gpuvm-a1", devices=[dict(index=0, gpu_pci_id="gpu0")]), "is not a PCI address"),
+    (dict(name="gpuvm-a1", devices=[dict(index=0, gpu_pci_id="0000:b1:00.0")]), "is not a passthrough device of this VM"),
+    (dict(name="gpuvm-a1", devices=[dict(index=5, gpu_pci_id="0000:17:00.0")]), "index 5, but the VM has 3"),
+    (dict(name="gpuvm-zz", allow_p2p=True), "no VM named 'gpuvm-zz'"),
+    (dict(name="gpuvm-a1", folder="/DC0/vm/elsewhere", allow_p2p=True), "in folder '/DC0/vm/elsewhere'"),
+    (dict(uuid="00000000-0000-0000-0000-000000000000", allow_p2p=True), "no VM with UUID"),
+    (dict(name="gpuvm-a1", mmio_size_gb=100), "power of two"),
+    (dict(name="gpuvm-a1", numa_node_affinity="first"), "numa_node_affinity must be"),
+    (dict(name="gpuvm-a1", allow_p2p=True, password="not-the-Secret-42"), "login to 127.0.0.1:8989 failed"),
+    (dict(name="gpuvm-a1", allow_p2p=True, validate_certs=True), "certificate could not be verified"),
+])
+def test_vmx_passthru_bad_input_changes_nothing(vc, args, message):
+    before = inventory_state(vc)
+    vc.reset_calls()
+    result = local("roce.fabric.vmx_passthru", dict(API, **args))
+    assert result.get("failed") and message in result["msg"], result.get("msg")
+    assert inventory_state(vc) == before and mutations(vc) == {}
+
+
+# --- the esxi_ats role (playbooks/esxi_ats.yml) ----------------------------------------------------
+
+def playbook(extra_vars=None, check=False):
+    import subprocess
+    argv = ["ansible-playbook", "-i", INVENTORY, os.path.join(REPO, "playbooks", "esxi_ats.yml"),
+            "-e", json.dumps(extra_vars or {})]
+    if check:
+        argv.append("--check")
+    return subprocess.run(argv, capture_output=True, text=True, cwd=REPO, check=False)
+
+
+def test_role_refuses_maintenance_with_running_vms_and_changes_nothing(vc):
+    before = inventory_state(vc)
+    vc.reset_calls()
+    run = playbook(dict(esxi_ats_power_off_vms=False))
+    assert run.returncode != 0
+    assert "esx-a.lab must reboot for atsSupport, but VMs run on it: gpuvm-a1, gpuvm-a2" in run.stdout
+    assert "Nothing was changed" in run.stdout
+    assert inventory_state(vc) == before and mutations(vc) == {}
+
+
+def test_role_host_not_coming_back_fails_clearly_and_leaves_other_hosts_alone(vc):
+    peer_vcsim.set_reboot_hang(vc.port, "esx-a.lab")
+    run = playbook(dict(esxi_ats_reboot_timeout=4, esxi_ats_reboot_poll_interval=1))
+    assert run.returncode != 0
+    assert "esx-a.lab did not come back within 4 s after its reboot (connection state: notResponding)" in run.stdout
+    a, b = vc.host("esx-a.lab"), vc.host("esx-b.lab")
+    assert a["maintenance_mode"] and a["connection_state"] == "notResponding"
+    assert b["reboots"] == 0 and not b["maintenance_mode"] and b["configured"]["VMkernel.Boot.atsSupport"] is False
+    assert vc.vm("gpuvm-b1")["power_state"] == "poweredOn" and vc.vm("gpuvm-b1")["extra_config"].get("pciPassthru.allowP2P") is None
+
+
+def test_role_rolls_one_host_at_a_time_then_is_idempotent(vc):
+    run = playbook()
+    assert run.returncode == 0, run.stdout[-3000:]
+    state = vc.state()
+    log = state["reboot_log"]
+    assert [r["host"] for r in log] == ["esx-a.lab", "esx-b.lab"]
+    assert log[0]["back"] and log[0]["back"] < log[1]["started"], "esx-b went down before esx-a was back"
+    for host in state["hosts"].values():
+        assert host["runtime"]["VMkernel.Boot.atsSupport"] is True and not host["maintenance_mode"] and host["reboots"] == 1
+    assert state["vms"]["gpuvm-a1"]["power_state"] == "poweredOn"
+    assert state["vms"]["gpuvm-b2"]["power_state"] == "poweredOff", "a VM that was off stays off"
+    assert state["vms"]["gpuvm-a2"]["extra_config"]["numa.nodeAffinity"] == "1"
+    vc.reset_calls()
+    again = playbook()
+    assert again.returncode == 0 and "changed=0" in again.stdout
+    check = playbook(check=True)
+    assert check.returncode == 0 and "changed=0" in check.stdout
+    assert mutations(vc) == {}

@@ -318,7 +318,8 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	simulator.DefaultLogin = url.UserPassword(*username, *password)
+	// Only this user and password may log in (the simulator's default accepts any).
+	u.User = url.UserPassword(*username, *password)
 	model.Service.Listen = u
 	if *useTLS {
 		model.Service.TLS = new(tls.Config)
