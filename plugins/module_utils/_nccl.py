@@ -106,6 +106,23 @@ def parse_results(text):
     return result
 
 
+def parse_all_results(text):
+    """Parse output holding several collectives (one ``# Collective test starting:`` block each).
+
+    Returns a list of parse_results() dicts in print order; output without such markers is
+    parsed as one table.
+    """
+    blocks = []
+    current = []
+    for line in (text or "").splitlines():
+        if _COLLECTIVE_RE.match(_ANSI_RE.sub("", line)) and any(_HEADER_RE.match(x) for x in current):
+            blocks.append(current)
+            current = []
+        current.append(line)
+    blocks.append(current)
+    return [parse_results("\n".join(block)) for block in blocks]
+
+
 def _header_columns(line):
     tokens = line.lstrip("#").split()
     # The second half repeats time/algbw/busbw/<check>; name them by side.

@@ -178,3 +178,38 @@ def test_nccl_env():
         "HCOLL_ENABLE_MCAST_ALL": "0",
     }
     assert nc.nccl_env([], disable_hcoll=False) == {"NCCL_IB_DISABLE": "1"}
+
+
+def test_nccl_bench_h200_normal_path_tables_and_log():
+    tables = nc.parse_all_results(fixture("nccl_bench_h200x2_p2p.txt"))
+    assert [t["collective"] for t in tables] == ["all_reduce_perf_torch", "all_to_all_perf_torch"]
+    all_reduce, all_to_all = tables
+    assert [r["size"] for r in all_reduce["rows"]] == [1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28, 1 << 30]
+    assert all_reduce["rows"][-1]["out_of_place"] == dict(time_us=None, algbw=None, busbw=None, wrong=None)
+    assert all_reduce["rows"][-1]["in_place"]["busbw"] == 327.30
+    assert all_reduce["avg_busbw"] == 212.182
+    assert all_to_all["rows"][-1]["out_of_place"]["busbw"] == 332.11
+    assert all_to_all["rows"][-1]["redop"] == "none"
+    assert all(nc.results_verdict(t)[0] for t in tables)
+    check = nc.check_log(fixture("nccl_bench_h200x2_p2p_info.log"))
+    assert check["passed"] is True
+    assert check["transports"] == {"P2P/CUMEM": 112}
+
+
+def test_nccl_bench_h200_socket_fallback_flagged():
+    tables = nc.parse_all_results(fixture("nccl_bench_h200x2_socket.txt"))
+    assert tables[0]["avg_busbw"] == 3.04463
+    assert tables[0]["max_busbw"] < 0.02 * nc.parse_all_results(fixture("nccl_bench_h200x2_p2p.txt"))[0]["max_busbw"]
+    check = nc.check_log(fixture("nccl_bench_h200x2_socket_info.log"))
+    assert check["passed"] is False
+    assert check["transports"] == {"NET/Socket/0": 8, "NET/Socket/0/Shared": 8}
+    assert check["findings"][0]["code"] == "socket_fallback"
+    assert nc.check_log(fixture("nccl_bench_h200x2_socket_info.log"), require_net="IB")["passed"] is False
+
+
+def test_parse_all_results_single_table_and_truncated_second():
+    assert len(nc.parse_all_results(fixture("all_reduce_2.18_h100.txt"))) == 1
+    text = fixture("nccl_bench_h200x2_p2p.txt")
+    cut = text[:text.index("# Out of bounds values", text.index("all_to_all_perf_torch"))]
+    with pytest.raises(nc.NcclParseError, match="truncated"):
+        nc.parse_all_results(cut)
