@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, roce.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
@@ -53,13 +52,13 @@ def direct(local_rank, world, op_names, size_list, iters, warmup, port, queue):
             send = torch.ones(count, dtype=torch.float32, device=device)
             recv = torch.empty_like(send)
             call = (lambda: dist.all_reduce(send)) if op == "all_reduce" else (lambda: dist.all_to_all_single(recv, send))
-            for _ in range(warmup):
+            for _round in range(warmup):
                 call()
             torch.cuda.synchronize()
             dist.barrier()
             start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             start.record()
-            for _ in range(iters):
+            for _round in range(iters):
                 call()
             end.record()
             end.synchronize()

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, roce.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
@@ -94,12 +93,12 @@ def copy_bandwidth(torch, device, nbytes, iters, pinned):
     dev = torch.empty(nbytes, dtype=torch.uint8, device=device)
     results = {}
     for name, dst, src in (("h2d", dev, host), ("d2h", host, dev)):
-        for _ in range(2):
+        for _round in range(2):
             dst.copy_(src, non_blocking=pinned)
         torch.cuda.synchronize(device)
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        for _ in range(iters):
+        for _round in range(iters):
             dst.copy_(src, non_blocking=pinned)
         end.record()
         end.synchronize()
@@ -163,8 +162,8 @@ def main(argv=None):
                                pinned=copy_bandwidth(torch, device, size, args.iters, True),
                                pageable=copy_bandwidth(torch, device, size, max(2, args.iters // 2), False))
             os.sched_setaffinity(0, original)
-            gpu["clocks"]["sm_after_copy"] = run(["nvidia-smi", "-i", row["index"], "--query-gpu=clocks.sm",
-                                                   "--format=csv,noheader,nounits"])["output"]
+            after = run(["nvidia-smi", "-i", row["index"], "--query-gpu=clocks.sm", "--format=csv,noheader,nounits"])
+            gpu["clocks"]["sm_after_copy"] = after["output"]
         if args.lock_clocks and row["clocks.max.sm"]:
             gpu["commands"].append(run(["nvidia-smi", "-i", row["index"], "-rgc"]))
         report["gpus"].append(gpu)

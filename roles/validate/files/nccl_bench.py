@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, roce.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
@@ -84,12 +83,12 @@ def time_op(torch, dist, op, count, iters, warmup, device):
 
         def run():
             dist.all_to_all_single(recv, send)
-    for _ in range(warmup):
+    for _round in range(warmup):
         run()
     torch.cuda.synchronize(device)
     dist.barrier()
     start = time.perf_counter()
-    for _ in range(iters):
+    for _round in range(iters):
         run()
     torch.cuda.synchronize(device)
     elapsed = (time.perf_counter() - start) / iters

@@ -57,16 +57,16 @@ def args(tool, tmp_path, **extra):
 
 
 def test_server_client_collect(tool, tmp_path):
-    started = run_module(perftest.main, args(tool, tmp_path, mode="server"))
+    started = run_module(perftest.main, args(tool, tmp_path, mode="server", port=28601))
     assert started["passed"] is True and started["changed"] is False
-    assert "listening on port 28515" in started["msg"]
-    assert started["command"] == "%s -d mlx5_0 -i 1 -p 28515 -R --report_gbits -D 5 -s 65536" % tool
-    client = run_module(perftest.main, args(tool, tmp_path, mode="client", server="127.0.0.1", min_bw_gbps=90))
+    assert "listening on port 28601" in started["msg"]
+    assert started["command"] == "%s -d mlx5_0 -i 1 -p 28601 -R --report_gbits -D 5 -s 65536" % tool
+    client = run_module(perftest.main, args(tool, tmp_path, mode="client", port=28601, server="127.0.0.1", min_bw_gbps=90))
     assert client["passed"] is True, client
     assert client["summary"] == dict(bytes=65536, value=92.40, unit="Gb/s")
     assert client["command"].endswith("-s 65536 127.0.0.1")
     assert client["rc"] == 0
-    collected = run_module(perftest.main, args(tool, tmp_path, mode="collect"))
+    collected = run_module(perftest.main, args(tool, tmp_path, mode="collect", port=28601))
     assert collected["passed"] is True, collected
     assert collected["summary"]["value"] == 92.40
     assert collected["stopped"] == []
@@ -89,7 +89,7 @@ def test_fail_on_error_fails_the_task(tool, tmp_path, monkeypatch):
 
 def test_server_port_in_use_reported_by_tool(tool, tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_MODE", "port")
-    result = run_module(perftest.main, args(tool, tmp_path, mode="server"))
+    result = run_module(perftest.main, args(tool, tmp_path, mode="server", port=28641))
     assert result["passed"] is False
     assert result["cause"] == "port_in_use"
     assert "server exited at once" in result["msg"]
@@ -97,19 +97,19 @@ def test_server_port_in_use_reported_by_tool(tool, tmp_path, monkeypatch):
 
 def test_stray_server_blocks_port_then_cleanup_stops_it(tool, tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_MODE", "hang")
-    stray = subprocess.Popen([tool, "-p", "28516"], stdout=subprocess.DEVNULL, start_new_session=True)
+    stray = subprocess.Popen([tool, "-p", "28631"], stdout=subprocess.DEVNULL, start_new_session=True)
     try:
         time.sleep(0.3)
-        blocked = run_module(perftest.main, args(tool, tmp_path, mode="server", port=28516))
+        blocked = run_module(perftest.main, args(tool, tmp_path, mode="server", port=28631))
         assert blocked["passed"] is False and blocked["cause"] == "port_in_use"
         assert "pid %d" % stray.pid in blocked["msg"]
-        check = run_module(perftest.main, dict(mode="cleanup", port=28510, port_last=28520), check_mode=True, diff=True)
+        check = run_module(perftest.main, dict(mode="cleanup", port=28630, port_last=28632), check_mode=True, diff=True)
         assert check["changed"] is True and stray.poll() is None
-        assert "-p 28516" in check["diff"]["before"]
-        cleaned = run_module(perftest.main, dict(mode="cleanup", port=28510, port_last=28520))
+        assert "-p 28631" in check["diff"]["before"]
+        cleaned = run_module(perftest.main, dict(mode="cleanup", port=28630, port_last=28632))
         assert [s["pid"] for s in cleaned["stopped"]] == [stray.pid]
         assert stray.wait(timeout=5) is not None
-        again = run_module(perftest.main, dict(mode="cleanup", port=28510, port_last=28520))
+        again = run_module(perftest.main, dict(mode="cleanup", port=28630, port_last=28632))
         assert again["changed"] is False
     finally:
         if stray.poll() is None:
@@ -119,7 +119,7 @@ def test_stray_server_blocks_port_then_cleanup_stops_it(tool, tmp_path, monkeypa
 def test_hung_client_times_out(tool, tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_MODE", "hang")
     began = time.time()
-    result = run_module(perftest.main, args(tool, tmp_path, mode="client", server="127.0.0.1", timeout=2))
+    result = run_module(perftest.main, args(tool, tmp_path, mode="client", port=28611, server="127.0.0.1", timeout=2))
     assert time.time() - began < 15
     assert result["passed"] is False and result["cause"] == "timeout"
     assert result["rc"] == 124
@@ -127,10 +127,10 @@ def test_hung_client_times_out(tool, tmp_path, monkeypatch):
 
 def test_hung_server_is_stopped_at_collect(tool, tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_MODE", "hang")
-    started = run_module(perftest.main, args(tool, tmp_path, mode="server", timeout=2))
+    started = run_module(perftest.main, args(tool, tmp_path, mode="server", port=28621, timeout=2))
     assert started["passed"] is True
     pid = started["pid"]
-    collected = run_module(perftest.main, args(tool, tmp_path, mode="collect", timeout=2))
+    collected = run_module(perftest.main, args(tool, tmp_path, mode="collect", port=28621, timeout=2))
     assert collected["passed"] is False and collected["cause"] == "timeout"
     assert collected["stopped"][0]["pid"] == pid
     assert perftest.alive(pid) is False
