@@ -37,7 +37,8 @@ def plan(hosts, tests, pairs=None, port_base=18515, bw_fraction=0.9, min_bw_gbps
 
     ``hosts``: inventory name -> ``{ports: [...]}`` as rdma_facts' ``ports`` (first port used),
     optionally ``min_bw_gbps``/``max_lat_usec`` (per-host thresholds from inventory) and
-    ``device``/``gid_index`` overrides. ``pairs``: list of ``{server, client}``; None or empty
+    ``device``/``gid_index`` overrides. ``pairs``: list of ``{server, client, server_address}``
+    (``server_address`` optional: another address of the server to test); None or empty
     means every unordered pair of hosts that have an active port (full matrix).
 
     Returns ``tests`` (each ``id``, ``tool``, ``server``, ``client``, ``port``, ``round``,
@@ -60,15 +61,18 @@ def plan(hosts, tests, pairs=None, port_base=18515, bw_fraction=0.9, min_bw_gbps
                     raise PlanError("pair %s-%s names host '%s' that is not in the play" % (server, client, name))
             if server == client:
                 raise PlanError("pair %s-%s: a host cannot test against itself" % (server, client))
-            pair_list.append((server, client))
+            pair_list.append((server, client, pair.get("server_address")))
     else:
         usable = [h for h in names if h not in without]
-        pair_list = [(a, b) for i, a in enumerate(usable) for b in usable[i + 1:]]
+        pair_list = [(a, b, None) for i, a in enumerate(usable) for b in usable[i + 1:]]
     planned = []
     port = port_base
-    for server, client in pair_list:
+    for server, client, address in pair_list:
         for tool in tests:
-            planned.append(_test(len(planned) + 1, tool, server, client, hosts, port, bw_fraction, min_bw_gbps, max_lat_usec))
+            test = _test(len(planned) + 1, tool, server, client, hosts, port, bw_fraction, min_bw_gbps, max_lat_usec)
+            if address and test["status"] == "planned":
+                test["server_address"] = address
+            planned.append(test)
             port += 1
     rounds = []
     busy = []

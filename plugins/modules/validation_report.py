@@ -50,7 +50,9 @@ options:
     elements: str
     default: [rping, ib_write_bw]
   pairs:
-    description: Explicit pairs (C(server), C(client) inventory names). Empty means the full matrix.
+    description:
+      - Explicit pairs (C(server), C(client) inventory names, optional C(server_address) to connect to instead of the
+        server's discovered RoCE address). Empty means the full matrix.
     type: list
     elements: dict
     default: []

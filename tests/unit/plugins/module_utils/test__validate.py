@@ -95,3 +95,8 @@ def test_merge_and_report():
 def test_svg_plot_handles_one_point_and_no_data():
     assert "<circle" in va.svg_plot([("x", [(65536, 1.0)])])
     assert "no data" in va.svg_plot([("x", [])])
+
+
+def test_pair_with_other_server_address():
+    result = va.plan(HOSTS, ["rping"], pairs=[dict(server="n1", client="n2", server_address="10.9.9.9")])
+    assert result["tests"][0]["server_address"] == "10.9.9.9"
