@@ -43,7 +43,7 @@ def playbook(tmp_path, *extra, check=False):
     return proc, data
 
 
-def tests_by_id(report):
+def by_id(report):
     return dict((t["id"], t) for t in report["tests"])
 
 
@@ -74,7 +74,7 @@ def test_rping_and_write_bw_between_the_vms(vms, tmp_path):
         check = report["hosts"][host]["checks"][0]
         assert check["name"] == "discovery" and check["status"] == "passed"
         assert "rxe0/1 Ethernet" in check["msg"] and "RoCE v2 GID 1" in check["msg"] and address in check["msg"]
-    tests = tests_by_id(report)
+    tests = by_id(report)
     assert sorted(tests) == ["ib_send_lat:node1->node2", "ib_write_bw:node1->node2", "rping:node1->node2"]
     bw = tests["ib_write_bw:node1->node2"]
     assert bw["status"] == "passed" and bw["summary"]["unit"] == "Gb/s" and bw["summary"]["value"] > 0.001
@@ -103,7 +103,7 @@ def test_faults_port_in_use_unreachable_pair_and_hang(vms, tmp_path):
                                                       validate_port_base=18600, validate_timeout=20)))
     assert proc.returncode != 0, "the play must fail at the end when a test failed"
     assert "Validation failed" in proc.stdout
-    tests = tests_by_id(report)
+    tests = by_id(report)
     busy = tests["ib_write_bw:node1->node2"]
     assert busy["status"] == "failed" and busy["cause"] == "port_in_use"
     assert "port 18600 is in use by ib_write_bw -R -p 18600 (pid %s)" % stray in busy["server_msg"]
