@@ -159,7 +159,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.roce.fabric.plugins.module_utils import _gpu
 from ansible_collections.roce.fabric.plugins.module_utils import _nccl
-from ansible_collections.roce.fabric.plugins.module_utils import _rdma
+from ansible_collections.roce.fabric.plugins.module_utils import _rdma_sysfs as _rdma
 from ansible_collections.roce.fabric.plugins.module_utils._command import CommandRunner
 
 
