@@ -169,7 +169,7 @@ from ansible_collections.roce.fabric.plugins.module_utils._command import Comman
 
 NCCL_TESTS = {"all_reduce": "all_reduce_perf", "all_to_all": "alltoall_perf"}
 # A host's environment must keep NVLink multicast settings it was given; these are only defaults.
-DEFAULT_ENV = {"NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET"}
+DEFAULT_ENV = {"NCCL_DEBUG": "INFO"}
 
 
 def gpu_count(module, runner):
