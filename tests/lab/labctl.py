@@ -39,6 +39,7 @@ import yaml
 
 import peer_esxi
 import peer_vcsim
+from peer_qemu import QemuVm
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -162,9 +163,11 @@ class Lab(object):
     def up(self, names, keep_state):
         os.makedirs(self.dir, exist_ok=True)
         self.ssh_key()
-        if any(getattr(peer, "lab_bridge", True) for peer in self.select(names)):
+        selected = self.select(names)
+        if any(getattr(peer, "needs_bridge", True) for peer in selected):
             self.ensure_network()
-        for peer in self.select(names):
+        booting = []
+        for peer in selected:
             started = time.time()
             if peer.running():
                 if keep_state:
@@ -172,7 +175,12 @@ class Lab(object):
                     continue
                 peer.stop()
             peer.start(keep_state=keep_state)
+            if hasattr(peer, "wait_started"):
+                booting.append(peer)  # VMs boot in parallel
+                continue
             print("lab: %-10s up in %.1fs (%s)" % (peer.name, time.time() - started, peer.describe()))
+        for peer in booting:
+            print("lab: %-10s up in %.1fs (%s)" % (peer.name, peer.wait_started(), peer.describe()))
 
     def down(self, names):
         self.close_control_sockets()
@@ -512,6 +520,7 @@ PEERS = {
     OnyxSwitch.kind: OnyxSwitch,
     Vcsim.kind: Vcsim,
     EsxiShell.kind: EsxiShell,
+    QemuVm.kind: QemuVm,
 }
 
 

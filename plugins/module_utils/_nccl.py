@@ -1,0 +1,322 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Parsers for nccl-tests result tables and NCCL_DEBUG=INFO logs, and the NCCL environment.
+
+PRIVATE to the roce.fabric collection: may change without notice.
+
+Pure functions. nccl-tests prints a header naming its columns twice (out-of-place, then
+in-place), rows of numbers, then ``# Out of bounds values : N OK|FAILED`` and ``# Avg bus
+bandwidth : X``. Current builds have ``redop root ... #wrong``; older builds have no ``root``
+column and a float ``error`` column instead of ``#wrong``. Columns are read from the header.
+"""
+
+from __future__ import annotations
+
+import re
+
+
+class NcclParseError(ValueError):
+    """Raised when a results table is missing, truncated or malformed."""
+
+
+_HEADER_RE = re.compile(r"^#\s+size\s+count\s+type\b")
+_OOB_RE = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)\s*(\w*)")
+_AVG_RE = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*([0-9.eE+-]+)\s*(\w*)")
+_VERSION_RE = re.compile(r"^#\s*nccl-tests version (\S+)")
+_COLLECTIVE_RE = re.compile(r"^#\s*Collective test starting:\s*(\S+)")
+_ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
+# Lines mpirun or the benchmark may interleave; ranks prefix nothing in nccl-tests' own table.
+_DATA_RE = re.compile(r"^\s*\d+\s+\d+\s+\S+")
+
+PER_SIDE = ("time", "algbw", "busbw")
+
+
+def _float(token, line):
+    if token == "N/A":
+        return None
+    try:
+        return float(token)
+    except ValueError:
+        raise NcclParseError("not a number '%s' in results row: %s" % (token, line.strip()))
+
+
+def parse_results(text):
+    """Parse nccl-tests (or roce.fabric's nccl_bench) output.
+
+    Returns ``version``, ``collective``, ``layout`` (``'wrong'`` for current builds,
+    ``'error'`` for older ones), ``rows`` (``size``, ``count``, ``type``, ``redop``, ``root``
+    (None in the older layout), ``out_of_place`` and ``in_place`` dicts with ``time_us``,
+    ``algbw``, ``busbw`` (GB/s) and ``wrong`` (int) or ``error`` (float)), ``oob_values``,
+    ``oob_ok``, ``avg_busbw`` (GB/s), ``avg_status`` (``OK``/``FAILED``/''), ``wrong_total``
+    and ``max_busbw``.
+
+    Raises NcclParseError for output without a header, without rows, cut off before the
+    ``Avg bus bandwidth`` line (truncated) or with a row that does not fit the header.
+    """
+    lines = [_ANSI_RE.sub("", line) for line in (text or "").splitlines()]
+    result = dict(version=None, collective=None, layout=None, rows=[], oob_values=None, oob_ok=None,
+                  avg_busbw=None, avg_status=None, wrong_total=0, max_busbw=None)
+    columns = None
+    for number, line in enumerate(lines, 1):
+        match = _VERSION_RE.match(line)
+        if match:
+            result["version"] = match.group(1)
+            continue
+        match = _COLLECTIVE_RE.match(line)
+        if match:
+            result["collective"] = match.group(1)
+            continue
+        if _HEADER_RE.match(line):
+            columns = _header_columns(line)
+            result["layout"] = "wrong" if "#wrong" in [name for _side, name in columns] else "error"
+            continue
+        match = _OOB_RE.match(line)
+        if match:
+            result["oob_values"] = int(match.group(1))
+            result["oob_ok"] = match.group(2) != "FAILED" and int(match.group(1)) == 0
+            continue
+        match = _AVG_RE.match(line)
+        if match:
+            result["avg_busbw"] = float(match.group(1))
+            result["avg_status"] = match.group(2)
+            continue
+        if columns is None or line.lstrip().startswith("#") or not line.strip():
+            continue
+        if not _DATA_RE.match(line):
+            continue
+        result["rows"].append(_row(columns, line, number))
+    if columns is None:
+        raise NcclParseError("no nccl-tests results header ('#  size  count  type ...') in output")
+    if not result["rows"]:
+        raise NcclParseError("results header found but no result rows: the benchmark did not run any size")
+    if result["avg_busbw"] is None:
+        raise NcclParseError("output truncated: no '# Avg bus bandwidth' line after %d rows (last size %d)"
+                             % (len(result["rows"]), result["rows"][-1]["size"]))
+    wrong = 0
+    for row in result["rows"]:
+        for side in ("out_of_place", "in_place"):
+            if row[side] and row[side].get("wrong"):
+                wrong += row[side]["wrong"]
+    result["wrong_total"] = wrong
+    busbws = [row[side]["busbw"] for row in result["rows"] for side in ("out_of_place", "in_place")
+              if row[side] and row[side]["busbw"] is not None]
+    result["max_busbw"] = max(busbws) if busbws else None
+    return result
+
+
+def parse_all_results(text):
+    """Parse output holding several collectives (one ``# Collective test starting:`` block each).
+
+    Returns a list of parse_results() dicts in print order; output without such markers is
+    parsed as one table.
+    """
+    blocks = []
+    current = []
+    for line in (text or "").splitlines():
+        if _COLLECTIVE_RE.match(_ANSI_RE.sub("", line)) and any(_HEADER_RE.match(x) for x in current):
+            blocks.append(current)
+            current = []
+        current.append(line)
+    blocks.append(current)
+    return [parse_results("\n".join(block)) for block in blocks]
+
+
+def _header_columns(line):
+    tokens = line.lstrip("#").split()
+    # The second half repeats time/algbw/busbw/<check>; name them by side.
+    columns = []
+    side = None
+    for token in tokens:
+        if token == "time":
+            side = "out_of_place" if side is None else "in_place"
+        columns.append((side, token) if side else (None, token))
+    names = [t for _s, t in columns]
+    if names.count("time") != 2 or names.count("busbw") != 2:
+        raise NcclParseError("unknown nccl-tests header layout: %s" % line.strip())
+    return columns
+
+
+def _row(columns, line, number):
+    tokens = line.split()
+    if len(tokens) != len(columns):
+        raise NcclParseError("line %d: results row has %d fields, the header has %d: %s"
+                             % (number, len(tokens), len(columns), line.strip()))
+    row = dict(root=None, out_of_place={}, in_place={})
+    for (side, name), token in zip(columns, tokens):
+        if side is None:
+            if name in ("size", "count"):
+                if not token.isdigit():
+                    raise NcclParseError("line %d: %s '%s' is not an integer: %s" % (number, name, token, line.strip()))
+                row[name] = int(token)
+            elif name == "root":
+                row["root"] = int(token) if re.match(r"^-?\d+$", token) else None
+            else:
+                row[name] = token
+            continue
+        key = {"time": "time_us"}.get(name, name)
+        if name == "#wrong":
+            row[side]["wrong"] = None if token == "N/A" else int(_float(token, line))
+        elif name == "error":
+            row[side]["error"] = _float(token, line)
+        else:
+            row[side][key] = _float(token, line)
+    return row
+
+
+def results_verdict(parsed, min_busbw=None):
+    """Judge parsed results: wrong values, out-of-bounds values, nccl-tests' own FAILED, threshold.
+
+    Returns ``(ok, reasons)``; ``min_busbw`` is in GB/s and compared with ``avg_busbw``.
+    """
+    reasons = []
+    if parsed["wrong_total"]:
+        reasons.append("%d wrong values in the results (#wrong column): data corruption or a broken transport"
+                       % parsed["wrong_total"])
+    if parsed["oob_ok"] is False:
+        reasons.append("nccl-tests reports %s out-of-bounds values" % parsed["oob_values"])
+    if parsed["avg_status"] == "FAILED":
+        reasons.append("nccl-tests marks the average bus bandwidth FAILED (below NCCL_TESTS_MIN_BW)")
+    if min_busbw is not None and parsed["avg_busbw"] < float(min_busbw):
+        reasons.append("average bus bandwidth %.3f GB/s is below the threshold %.3f GB/s"
+                       % (parsed["avg_busbw"], float(min_busbw)))
+    return not reasons, reasons
+
+
+def bus_factor(collective, nranks):
+    """nccl-tests' bus bandwidth factor: busbw = algbw * factor.
+
+    all_reduce 2(n-1)/n; all_gather, reduce_scatter, alltoall (n-1)/n; broadcast, reduce,
+    sendrecv 1 (see nccl-tests doc/PERFORMANCE.md).
+    """
+    name = collective.replace("_perf", "").replace("_mpi", "").replace("_", "")
+    n = int(nranks)
+    if n < 1:
+        raise ValueError("nranks must be at least 1")
+    if name == "allreduce":
+        return 2.0 * (n - 1) / n
+    if name in ("allgather", "reducescatter", "alltoall"):
+        return float(n - 1) / n
+    if name in ("broadcast", "reduce", "sendrecv", "hypercube"):
+        return 1.0
+    raise ValueError("unknown collective '%s'" % collective)
+
+
+# --- NCCL_DEBUG=INFO log check ------------------------------------------------------------------
+
+_NET_IB_USING_RE = re.compile(r"NET/IB\s*:\s*Using\s+(\[\d+\]\S+(?:\s+\[\d+\]\S+)*)")
+_NET_IB_DEV_RE = re.compile(r"\[(\d+)\]([\w.-]+):(\d+)/(RoCE|IB)")
+_NET_SOCKET_USING_RE = re.compile(r"NET/Socket\s*:\s*Using\s+(\[\d+\]\S+)")
+_USING_NETWORK_RE = re.compile(r"Using network (\w+)")
+_CHANNEL_RE = re.compile(r"Channel \d+/\d+ : \d+\[[\w]+\] -> \d+\[[\w]+\](?: \[(?:send|receive)\])? via (\S+)")
+_NCCL_VERSION_RE = re.compile(r"NCCL version (\S+)")
+
+UCX_SRQ_FIX = (
+    "the RDMA driver (irdma and other non-mlx5 providers) does not support shared receive queues, which UCX's "
+    "rc/dc transports create: restrict UCX to transports without SRQ (for example UCX_TLS=ud_verbs,sm,self or "
+    "UCX_TLS=tcp,sm,self for the MPI bootstrap, since NCCL carries the GPU traffic itself), or use a UCX release "
+    "that checks SRQ support before using it")
+
+
+def check_log(text, require_net=None, require_gdr=False):
+    """Check an NCCL_DEBUG=INFO log for the transports NCCL really used.
+
+    ``require_net``: ``'IB'`` when the fabric must carry inter-node traffic over RDMA (IB or
+    RoCE); None when the run may be single-node. A channel that goes ``via NET/Socket`` is
+    always a socket fallback (error). ``require_gdr``: RDMA channels must be ``/GDRDMA``.
+
+    Returns ``passed``, ``network`` (``IB``, ``Socket`` or None as NCCL chose it), ``ib_devices``
+    (``{name, port, link}`` from ``NET/IB : Using``), ``socket_interfaces``, ``transports``
+    (channel transport -> count, e.g. ``P2P/CUMEM``, ``NET/IB/0/GDRDMA``, ``NET/Socket/0``),
+    ``gdr`` (True/False/None), ``version`` and ``findings`` (``severity``, ``code``, ``message``,
+    ``fix``), one per problem found.
+    """
+    text = text or ""
+    findings = []
+    networks = set(_USING_NETWORK_RE.findall(text))
+    ib_devices = []
+    for match in _NET_IB_USING_RE.finditer(text):
+        for dev in _NET_IB_DEV_RE.finditer(match.group(1)):
+            entry = dict(name=dev.group(2), port=int(dev.group(3)), link=dev.group(4))
+            if entry not in ib_devices:
+                ib_devices.append(entry)
+    socket_ifs = sorted(set(m.group(1) for m in _NET_SOCKET_USING_RE.finditer(text)))
+    transports = {}
+    for match in _CHANNEL_RE.finditer(text):
+        transports[match.group(1)] = transports.get(match.group(1), 0) + 1
+    version = _NCCL_VERSION_RE.search(text)
+    network = "IB" if "IB" in networks else ("Socket" if "Socket" in networks else None)
+
+    def add(severity, code, message, fix=None):
+        findings.append(dict(severity=severity, code=code, message=message, fix=fix))
+
+    if not text.strip() or ("NCCL INFO" not in text and "NCCL WARN" not in text):
+        add("error", "no_nccl_log", "no NCCL INFO lines in the log: run with NCCL_DEBUG=INFO",
+            "export NCCL_DEBUG=INFO (and NCCL_DEBUG_SUBSYS=INIT,NET for a shorter log)")
+    socket_channels = sum(n for t, n in transports.items() if t.startswith("NET/Socket"))
+    ib_channels = {t: n for t, n in transports.items() if t.startswith("NET/IB")}
+    if socket_channels:
+        add("error", "socket_fallback",
+            "%d channels use NET/Socket: collective traffic goes over TCP sockets instead of RDMA, P2P or SHM"
+            % socket_channels,
+            "check NCCL_P2P_DISABLE/NCCL_SHM_DISABLE/NCCL_IB_DISABLE in the environment, NCCL_IB_HCA and the RDMA devices")
+    if "NET/IB : No device found" in text:
+        add("error" if require_net == "IB" else "info", "no_ib_device",
+            "NET/IB found no RDMA device: inter-node traffic can only use sockets",
+            "check that the RDMA driver is loaded (rdma link show), NCCL_IB_HCA matches a device and the container sees /dev/infiniband")
+    if require_net == "IB" and network != "IB":
+        add("error", "network_not_ib", "NCCL chose network %s instead of IB/RoCE" % (network or "none"),
+            "set NCCL_IB_HCA to the RDMA devices (e.g. =mlx5_0:1) and NCCL_IB_GID_INDEX to the RoCE v2 GID")
+    if ib_channels:
+        gdr = all("GDRDMA" in t for t in ib_channels)
+        if not gdr:
+            add("error" if require_gdr else "warning", "gdr_missing",
+                "RDMA channels without GPUDirect RDMA (no /GDRDMA): data is staged through host memory",
+                "load nvidia-peermem (or use DMA-BUF), check NCCL_NET_GDR_LEVEL and the GPU-NIC PCIe distance (nvidia-smi topo -m)")
+    else:
+        gdr = None
+        if require_gdr and require_net == "IB":
+            add("error", "gdr_missing", "no RDMA channel was opened, so GPUDirect RDMA could not be used", None)
+    if re.search(r"GPU Direct RDMA Disabled|GDR.*disabled", text) and not any(f["code"] == "gdr_missing" for f in findings):
+        add("error" if require_gdr else "warning", "gdr_missing", "NCCL reports GPUDirect RDMA disabled for an HCA",
+            "load nvidia-peermem (or use DMA-BUF) and check NCCL_NET_GDR_LEVEL")
+    if "ibv_create_srq() failed: Operation not supported" in text:
+        add("error", "ucx_srq_unsupported", "UCX could not create a shared receive queue: ibv_create_srq() failed: "
+            "Operation not supported", UCX_SRQ_FIX)
+    for line in text.splitlines():
+        if "NCCL WARN" in line:
+            add("error", "nccl_warn", line.split("NCCL WARN", 1)[1].strip(), None)
+    return dict(passed=not any(f["severity"] == "error" for f in findings), network=network,
+                ib_devices=ib_devices, socket_interfaces=socket_ifs, transports=transports, gdr=gdr,
+                version=version.group(1) if version else None, findings=findings)
+
+
+# --- NCCL environment from discovery --------------------------------------------------------------
+
+def nccl_env(rdma_devices, gid_index=None, socket_ifname=None, gdr_level=None, disable_hcoll=True, extra=None):
+    """Build the environment a NCCL job needs from discovered devices.
+
+    ``rdma_devices``: list of ``{name, port}`` (ports active, RoCE or IB). Returns a dict of
+    strings: ``NCCL_IB_HCA`` (``=dev:port,...``, exact names so ``mlx5_1`` never matches
+    ``mlx5_10``), ``NCCL_IB_GID_INDEX``, ``NCCL_SOCKET_IFNAME`` (``=ifname``, exact),
+    ``NCCL_NET_GDR_LEVEL`` and, with ``disable_hcoll``, ``OMPI_MCA_coll_hcoll_enable=0`` and
+    ``HCOLL_ENABLE_MCAST_ALL=0``.
+    """
+    env = {}
+    if rdma_devices:
+        env["NCCL_IB_HCA"] = "=" + ",".join("%s:%d" % (d["name"], int(d.get("port", 1))) for d in rdma_devices)
+    else:
+        env["NCCL_IB_DISABLE"] = "1"
+    if gid_index is not None:
+        env["NCCL_IB_GID_INDEX"] = str(int(gid_index))
+    if socket_ifname:
+        env["NCCL_SOCKET_IFNAME"] = "=" + socket_ifname
+    if gdr_level:
+        env["NCCL_NET_GDR_LEVEL"] = str(gdr_level)
+    if disable_hcoll:
+        env["OMPI_MCA_coll_hcoll_enable"] = "0"
+        env["HCOLL_ENABLE_MCAST_ALL"] = "0"
+    for key, value in (extra or {}).items():
+        env[key] = str(value)
+    return env

@@ -1,0 +1,255 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Parsers for perftest (``ib_write_bw``, ``ib_read_bw``, ``ib_send_bw``, ``ib_*_lat``) and ``rping``.
+
+PRIVATE to the roce.fabric collection: may change without notice.
+
+Everything here is a pure function of its arguments (text in, data out). perftest prints a
+settings block (``Device : mlx5_0``, ``GID index : 3``, ...), a dashed rule, the connection
+addresses, another rule and then one results table. The table's header names its columns
+and units (``BW average[Gb/sec]`` with ``--report_gbits``, ``[MB/sec]`` or ``[MiB/sec]``
+without it; ``t_avg[usec]`` for latency), so columns are read from the header, never by
+position alone.
+"""
+
+from __future__ import annotations
+
+import re
+
+
+class PerftestParseError(ValueError):
+    """Raised when tool output does not hold a complete results table."""
+
+
+# perftest's MB is 2^20 bytes (it divides by 0x100000); MiB is the same unit under its proper name.
+UNIT_TO_GBITS = {
+    "Gb/sec": 1.0,
+    "MB/sec": 1048576 * 8 / 1e9,
+    "MiB/sec": 1048576 * 8 / 1e9,
+}
+
+SETTING_KEYS = {
+    "Device": "device",
+    "Number of qps": "qps",
+    "Transport type": "transport",
+    "Connection type": "connection",
+    "Using SRQ": "srq",
+    "TX depth": "tx_depth",
+    "RX depth": "rx_depth",
+    "CQ Moderation": "cq_moderation",
+    "Mtu": "mtu",
+    "Link type": "link_type",
+    "GID index": "gid_index",
+    "Max inline data": "max_inline",
+    "rdma_cm QPs": "rdma_cm",
+    "Data ex. method": "exchange",
+    "Dual-port": "dual_port",
+    "Outstand reads": "outstanding_reads",
+}
+
+# Lines the tools print when they fail; each maps to a short cause a report can show.
+ERROR_PATTERNS = (
+    (re.compile(r"Couldn't listen to port|Couldn't bind|Address already in use|rdma_bind_addr failed|Unable to bind"),
+     "port_in_use"),
+    (re.compile(r"Couldn't connect to|Unable to init the socket connection|Unable to open file descriptor|"
+                r"Failed to connect|RDMA_CM_EVENT_(?:REJECTED|UNREACHABLE|ADDR_ERROR|ROUTE_ERROR|CONNECT_ERROR)|"
+                r"rdma_resolve_(?:addr|route)|Couldn't resolve|No route to host|Connection refused"),
+     "unreachable"),
+    (re.compile(r"No IB devices found|IB device \S+ not found|Failed to get IB devices list|Couldn't get device"),
+     "no_device"),
+    (re.compile(r"[Cc]ompletion with error|wc\.status|Failed status|IBV_WC_\w+_ERR"),
+     "completion_error"),
+    (re.compile(r"Couldn't|Unable to|Failed to|[Ee]rror|failed"), "tool_error"),
+)
+# Warnings perftest prints that do not invalidate a result.
+BENIGN_PATTERNS = (
+    re.compile(r"Conflicting CPU frequency values detected"),
+    re.compile(r"CPU Frequency is not max"),
+    re.compile(r"Requested mtu is higher than active mtu"),
+    re.compile(r"^\s*WARNING:"),
+)
+
+_RULE_RE = re.compile(r"^\s*-{20,}\s*$")
+_HEADER_TOKEN_RE = re.compile(r"(\S+(?: (?:average|peak|percentile))?)\[(\w+(?:/\w+)?)\]")
+_LAT_RE = re.compile(r"^\s*#bytes\s+#iterations\s+t_min")
+_BW_RE = re.compile(r"^\s*#bytes\s+#iterations\s+BW peak")
+
+
+def _number(text):
+    try:
+        return float(text)
+    except ValueError:
+        raise PerftestParseError("not a number in results row: '%s'" % text)
+
+
+def classify_error(text):
+    """Return the cause (``port_in_use``, ``unreachable``, ``no_device``, ``completion_error``,
+    ``tool_error``) of the first failing line in tool output, or None, plus that line."""
+    for line in (text or "").splitlines():
+        if not line.strip() or any(p.search(line) for p in BENIGN_PATTERNS):
+            continue
+        for pattern, cause in ERROR_PATTERNS:
+            if pattern.search(line):
+                return cause, line.strip()
+    return None, None
+
+
+def parse_settings(text):
+    """Return the settings block as a dict (``device``, ``gid_index`` (int), ``mtu`` (int), ``link_type``, ...)."""
+    settings = {}
+    for title, key in SETTING_KEYS.items():
+        # Two settings may share a line; separators are tabs or runs of spaces, values one token.
+        match = re.search(r"(?:^|\s)%s\s*:\s*(\S+)" % re.escape(title), text or "", re.M)
+        if match:
+            settings[key] = match.group(1)
+    for key in ("gid_index", "qps", "tx_depth", "rx_depth", "cq_moderation"):
+        if key in settings and re.match(r"^\d+$", settings[key]):
+            settings[key] = int(settings[key])
+    if "mtu" in settings:
+        match = re.match(r"^(\d+)", settings["mtu"])
+        settings["mtu"] = int(match.group(1)) if match else None
+    test = re.search(r"^\s*(\S+ (?:BW|Latency)) Test\s*$", text or "", re.M)
+    if test:
+        settings["test"] = test.group(1)
+    return settings
+
+
+def _columns(header):
+    """Map a results header to ``[(key, unit), ...]`` in print order."""
+    columns = [("bytes", None), ("iterations", None)]
+    for name, unit in _HEADER_TOKEN_RE.findall(header):
+        key = name.lower().replace("%", "").replace(" ", "_").replace(".", "_")
+        key = {"bw_peak": "bw_peak", "bw_average": "bw_average", "msgrate": "msg_rate",
+               "99_percentile": "p99", "99_9_percentile": "p99_9"}.get(key, key)
+        columns.append((key, unit))
+    return columns
+
+
+def parse_perftest(text):
+    """Parse the complete output of one side of a perftest run.
+
+    Returns a dict: ``kind`` (``'bw'`` or ``'lat'``), ``settings`` (see parse_settings),
+    ``unit`` (the bandwidth unit as printed, bw only), ``rows`` (one dict per message size:
+    ``bytes``, ``iterations`` and one float per column; bw rows also carry ``bw_average_gbps``
+    and ``bw_peak_gbps`` in Gb/s whatever the printed unit), ``warnings`` (benign lines).
+
+    Raises PerftestParseError when the output has an error line and no results, when no
+    results header is found, when the table is not closed by its rule (truncated output) or
+    when a row does not match its header.
+    """
+    lines = (text or "").splitlines()
+    header_at = None
+    kind = None
+    for index, line in enumerate(lines):
+        if _BW_RE.match(line):
+            header_at, kind = index, "bw"
+            break
+        if _LAT_RE.match(line):
+            header_at, kind = index, "lat"
+            break
+    if header_at is None:
+        cause, line = classify_error(text)
+        if cause:
+            raise PerftestParseError("%s: %s" % (cause, line))
+        raise PerftestParseError("no results table in output (%d lines)" % len(lines))
+    columns = _columns(lines[header_at])
+    units = set(unit for _key, unit in columns if unit and unit.endswith("/sec"))
+    unit = units.pop() if len(units) == 1 else None
+    if kind == "bw" and unit not in UNIT_TO_GBITS:
+        raise PerftestParseError("unknown bandwidth unit in header: %s" % lines[header_at].strip())
+    rows = []
+    warnings = []
+    closed = False
+    for line in lines[header_at + 1:]:
+        if _RULE_RE.match(line):
+            closed = True
+            break
+        if not line.strip():
+            continue
+        tokens = line.split()
+        if not re.match(r"^\d+$", tokens[0]):
+            if any(p.search(line) for p in BENIGN_PATTERNS):
+                warnings.append(line.strip())
+                continue
+            cause, bad = classify_error(line)
+            if cause:
+                raise PerftestParseError("%s: %s" % (cause, bad))
+            warnings.append(line.strip())
+            continue
+        if len(tokens) != len(columns):
+            raise PerftestParseError("results row has %d fields for %d columns: %s" % (len(tokens), len(columns), line.strip()))
+        row = dict(bytes=int(tokens[0]), iterations=int(_number(tokens[1])))
+        for (key, _unit), value in zip(columns[2:], tokens[2:]):
+            row[key] = _number(value)
+        if kind == "bw":
+            factor = UNIT_TO_GBITS[unit]
+            row["bw_average_gbps"] = round(row["bw_average"] * factor, 6)
+            row["bw_peak_gbps"] = round(row["bw_peak"] * factor, 6)
+        rows.append(row)
+    if not closed:
+        raise PerftestParseError("results table not closed by its rule line: output truncated after %d rows" % len(rows))
+    if not rows:
+        cause, line = classify_error(text)
+        raise PerftestParseError("%s: %s" % (cause, line) if cause else "results table is empty")
+    return dict(kind=kind, settings=parse_settings("\n".join(lines[:header_at])), unit=unit if kind == "bw" else "usec",
+                rows=rows, warnings=warnings)
+
+
+def summarize(parsed):
+    """Return the headline number of a parsed run: the largest message size's row.
+
+    For bw that is ``bw_average_gbps``; for latency ``t_avg`` (falling back to ``t_typical``) in usec.
+    """
+    row = max(parsed["rows"], key=lambda r: r["bytes"])
+    if parsed["kind"] == "bw":
+        return dict(bytes=row["bytes"], value=row["bw_average_gbps"], unit="Gb/s")
+    value = row.get("t_avg", row.get("t_typical"))
+    return dict(bytes=row["bytes"], value=value, unit="usec")
+
+
+# rping -v prints one line per ping: "ping data: rdma-ping-0: ABCDEFG..."
+_RPING_LINE_RE = re.compile(r"^ping data: rdma-ping-(\d+): ")
+
+
+def parse_rping(text, rc=0, expected=None):
+    """Parse ``rping -c -v -C N`` (client) or ``rping -s -v -C N`` (server) output.
+
+    Returns ``pings`` (count of verified data lines), ``errors`` (failure lines), ``cause``
+    (see classify_error, None on success) and ``ok`` (no error line, rc 0 and, when
+    ``expected`` is given, exactly that many pings).
+    """
+    pings = 0
+    errors = []
+    for line in (text or "").splitlines():
+        if _RPING_LINE_RE.match(line.strip()):
+            pings += 1
+            continue
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if re.search(r"error|failed|reject|unreachable|cq completion|wc status|No such device|Connection refused|"
+                     r"Address already in use|^rdma_\w+:",
+                     stripped, re.I):
+            errors.append(stripped)
+    cause, _line = classify_error("\n".join(errors)) if errors else (None, None)
+    if errors and cause is None:
+        cause = "tool_error"
+    ok = rc == 0 and not errors and (expected is None or pings == expected)
+    if not ok and cause is None:
+        cause = "tool_error" if rc != 0 else "incomplete"
+    return dict(pings=pings, errors=errors, cause=cause, ok=ok)
+
+
+def threshold_gbps(link_rate_gbps, fraction):
+    """Minimum acceptable bandwidth in Gb/s: ``fraction`` of the link rate (None when unknown)."""
+    if link_rate_gbps is None or fraction is None:
+        return None
+    return round(float(link_rate_gbps) * float(fraction), 6)
+
+
+def parse_link_rate(text):
+    """Parse a link rate as sysfs prints it (``100 Gb/sec (4X EDR)``, ``2.5 Gb/sec (1X SDR)``) into Gb/s."""
+    match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*Gb/sec", text or "")
+    return float(match.group(1)) if match else None

@@ -1,0 +1,339 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Planning a validation run (pairs, rounds, ports, thresholds) and rendering its report.
+
+PRIVATE to the roce.fabric collection: may change without notice.
+
+Pure functions. A *test* is one tool between a server host and a client host. Tests are
+grouped in *rounds*: within a round no host (no NIC port) takes part in two tests, so the
+tests of a round run at the same time without competing for a link, and the rounds run one
+after the other. Every test gets its own TCP/RDMA-CM port, so a server left over from one
+test can never answer another.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+
+PAIR_TOOLS = ("rping", "ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_read_lat", "ib_send_lat")
+LAT_TOOLS = ("ib_write_lat", "ib_read_lat", "ib_send_lat")
+
+
+class PlanError(ValueError):
+    """Raised for a plan that cannot be made from the inputs (unknown host in a pair, ...)."""
+
+
+def _port_of(host):
+    ports = host.get("ports") or []
+    return ports[0] if ports else None
+
+
+def plan(hosts, tests, pairs=None, port_base=18515, bw_fraction=0.9, min_bw_gbps=None, max_lat_usec=None):
+    """Plan the pair tests.
+
+    ``hosts``: inventory name -> ``{ports: [...]}`` as rdma_facts' ``ports`` (first port used),
+    optionally ``min_bw_gbps``/``max_lat_usec`` (per-host thresholds from inventory) and
+    ``device``/``gid_index`` overrides. ``pairs``: list of ``{server, client, server_address}``
+    (``server_address`` optional: another address of the server to test); None or empty
+    means every unordered pair of hosts that have an active port (full matrix).
+
+    Returns ``tests`` (each ``id``, ``tool``, ``server``, ``client``, ``port``, ``round``,
+    ``server_address``, ``server_device``, ``client_device``, ``gid_index``, ``link_gbps``,
+    ``min_bw_gbps``, ``max_lat_usec``, ``status`` (``planned`` or ``failed`` with ``cause``
+    and ``msg`` when it cannot run)), ``rounds`` (list of test ids per round), ``assignments``
+    (per round: host -> ``{role, test}``), ``port_first``, ``port_last`` and ``hosts_without_rdma``.
+    """
+    unknown = [t for t in tests if t not in PAIR_TOOLS]
+    if unknown:
+        raise PlanError("unknown pair tests %s (known: %s)" % (unknown, ", ".join(PAIR_TOOLS)))
+    names = sorted(hosts)
+    without = [h for h in names if _port_of(hosts[h]) is None]
+    if pairs:
+        pair_list = []
+        for pair in pairs:
+            server, client = pair.get("server"), pair.get("client")
+            for name in (server, client):
+                if name not in hosts:
+                    raise PlanError("pair %s-%s names host '%s' that is not in the play" % (server, client, name))
+            if server == client:
+                raise PlanError("pair %s-%s: a host cannot test against itself" % (server, client))
+            pair_list.append((server, client, pair.get("server_address")))
+    else:
+        usable = [h for h in names if h not in without]
+        pair_list = [(a, b, None) for i, a in enumerate(usable) for b in usable[i + 1:]]
+    planned = []
+    port = port_base
+    for server, client, address in pair_list:
+        for tool in tests:
+            test = _test(len(planned) + 1, tool, server, client, hosts, port, bw_fraction, min_bw_gbps, max_lat_usec)
+            if address and test["status"] == "planned":
+                test["server_address"] = address
+            planned.append(test)
+            port += 1
+    rounds = []
+    busy = []
+    for test in planned:
+        if test["status"] != "planned":
+            continue
+        for index, used in enumerate(busy):
+            if test["server"] not in used and test["client"] not in used:
+                used.update((test["server"], test["client"]))
+                rounds[index].append(test["id"])
+                test["round"] = index
+                break
+        else:
+            busy.append(set((test["server"], test["client"])))
+            rounds.append([test["id"]])
+            test["round"] = len(rounds) - 1
+    by_id = dict((t["id"], t) for t in planned)
+    assignments = []
+    for ids in rounds:
+        entry = {}
+        for test_id in ids:
+            test = by_id[test_id]
+            entry[test["server"]] = dict(role="server", test=test)
+            entry[test["client"]] = dict(role="client", test=test)
+        assignments.append(entry)
+    return dict(tests=planned, rounds=rounds, assignments=assignments, port_first=port_base,
+                port_last=max(port - 1, port_base), hosts_without_rdma=without)
+
+
+def _test(number, tool, server, client, hosts, port, bw_fraction, min_bw_gbps, max_lat_usec):
+    s_port, c_port = _port_of(hosts[server]), _port_of(hosts[client])
+    test = dict(id="%s:%s->%s" % (tool, server, client), number=number, tool=tool, server=server, client=client,
+                port=port, round=None, status="planned", cause=None, msg="")
+    if s_port is None or c_port is None:
+        missing = [h for h, p in ((server, s_port), (client, c_port)) if p is None]
+        test.update(status="failed", cause="no_device",
+                    msg="no active RDMA port on %s" % " and ".join(missing))
+        return test
+    rates = [p.get("rate_gbps") for p in (s_port, c_port) if p.get("rate_gbps")]
+    link = min(rates) if rates else None
+    explicit = [hosts[h].get("min_bw_gbps") for h in (server, client) if hosts[h].get("min_bw_gbps") is not None]
+    if explicit:
+        threshold = min(float(v) for v in explicit)
+    elif min_bw_gbps is not None:
+        threshold = float(min_bw_gbps)
+    elif link is not None and bw_fraction is not None:
+        threshold = round(link * float(bw_fraction), 3)
+    else:
+        threshold = None
+    lat = [hosts[h].get("max_lat_usec") for h in (server, client) if hosts[h].get("max_lat_usec") is not None]
+    test.update(server_address=s_port.get("ipv4"), server_device=hosts[server].get("device") or s_port.get("device"),
+                client_device=hosts[client].get("device") or c_port.get("device"),
+                server_ib_port=s_port.get("port", 1), client_ib_port=c_port.get("port", 1),
+                gid_index=c_port.get("gid_index"), link_gbps=link,
+                min_bw_gbps=threshold if tool not in LAT_TOOLS and tool != "rping" else None,
+                max_lat_usec=(max(float(v) for v in lat) if lat else max_lat_usec) if tool in LAT_TOOLS else None,
+                server_numa=s_port.get("numa_node"), client_numa=c_port.get("numa_node"))
+    if not test["server_address"]:
+        test.update(status="failed", cause="unreachable",
+                    msg="%s has no IPv4 RoCE address on %s to connect to" % (server, test["server_device"]))
+    return test
+
+
+def merge_results(plan_result, side_results):
+    """Fold server and client outcomes into the planned tests.
+
+    ``side_results``: list of ``{test_id, role, passed, cause, msg, command, summary, result}``
+    as the role collects them from the perftest module. The client's numbers are the test's
+    numbers; a failed server side fails the test too (with its own cause when the client passed).
+    """
+    tests = [dict(t) for t in plan_result["tests"]]
+    by_id = dict((t["id"], t) for t in tests)
+    for side in side_results or []:
+        test = by_id.get(side.get("test_id"))
+        if test is None:
+            continue
+        role = side.get("role")
+        test["%s_command" % role] = side.get("command")
+        test["%s_passed" % role] = bool(side.get("passed"))
+        if not side.get("passed"):
+            test["%s_cause" % role] = side.get("cause")
+            test["%s_msg" % role] = side.get("msg")
+        if role == "client":
+            test["summary"] = side.get("summary")
+            result = side.get("result") or {}
+            test["rows"] = result.get("rows") or []
+            test["unit"] = result.get("unit")
+    for test in tests:
+        if test["status"] != "planned":
+            continue
+        client_ok, server_ok = test.get("client_passed"), test.get("server_passed")
+        if client_ok is None and server_ok is None:
+            test.update(status="not_run", cause="not_run", msg="the test did not run (check mode or an earlier failure)")
+        elif client_ok and server_ok is not False:
+            test.update(status="passed", cause=None, msg=_number_msg(test))
+        else:
+            role = "client" if client_ok is False else "server"
+            if client_ok is None:
+                role = "server"
+            test.update(status="failed", cause=test.get("%s_cause" % role) or "tool_error",
+                        msg="%s side: %s" % (role, test.get("%s_msg" % role) or "did not run"))
+    return tests
+
+
+def _number_msg(test):
+    summary = test.get("summary")
+    if not summary:
+        return "ok"
+    text = "%s %s at %d bytes" % (summary["value"], summary["unit"], summary["bytes"])
+    if test.get("min_bw_gbps") is not None:
+        text += " (threshold %s Gb/s)" % test["min_bw_gbps"]
+    if test.get("max_lat_usec") is not None:
+        text += " (threshold %s usec)" % test["max_lat_usec"]
+    return text
+
+
+def build_report(tests, hosts, title="RoCE fabric validation", generated=None):
+    """The machine-readable report: ``title``, ``generated``, ``summary`` (counts), ``hosts``, ``tests``.
+
+    ``hosts``: inventory name -> dict with ``status`` (``passed``/``failed``/``skipped``), ``msg``,
+    ``checks`` (list of ``{name, status, msg, command, ...}``: discovery, gpu_health, nccl).
+    """
+    counts = dict(passed=0, failed=0, skipped=0, not_run=0)
+    for test in tests:
+        key = test["status"] if test["status"] in counts else "failed"
+        counts[key] += 1
+    for host in hosts.values():
+        for check in host.get("checks", []):
+            key = check.get("status") if check.get("status") in counts else "failed"
+            counts[key] += 1
+    return dict(title=title, generated=generated, summary=counts, passed=counts["failed"] == 0,
+                hosts=hosts, tests=tests)
+
+
+# --- HTML ---------------------------------------------------------------------------------------------
+
+COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf")
+
+
+def svg_plot(series, x_label="message size (bytes)", y_label="Gb/s", width=520, height=260):
+    """An inline SVG line plot, x on a log2 axis. ``series``: list of ``(label, [(x, y), ...])``."""
+    points = [(x, y) for _label, data in series for x, y in data if x and x > 0 and y is not None]
+    if not points:
+        return "<p><em>no data to plot</em></p>"
+    left, right, top, bottom = 64, 16, 12, 40
+    xs = [math.log(x, 2) for x, _y in points]
+    x_min, x_max = min(xs), max(xs)
+    if x_max == x_min:
+        x_min, x_max = x_min - 1, x_max + 1
+    y_max = max(y for _x, y in points) or 1.0
+    y_max *= 1.1
+
+    def px(x):
+        return left + (math.log(x, 2) - x_min) / (x_max - x_min) * (width - left - right)
+
+    def py(y):
+        return top + (1 - y / y_max) * (height - top - bottom)
+
+    parts = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" role="img">' % (width, height),
+             '<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#999"/>'
+             % (left, top, width - left - right, height - top - bottom)]
+    for i in range(5):
+        value = y_max * i / 4
+        parts.append('<text x="%d" y="%.1f" font-size="10" text-anchor="end">%.3g</text>' % (left - 4, py(value) + 3, value))
+        parts.append('<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" stroke="#eee"/>' % (left, width - right, py(value), py(value)))
+    ticks = sorted(set(x for x, _y in points))
+    step = max(1, len(ticks) // 8)
+    for x in ticks[::step]:
+        label = _size_label(x)
+        parts.append('<text x="%.1f" y="%d" font-size="10" text-anchor="middle">%s</text>' % (px(x), height - bottom + 14, label))
+    parts.append('<text x="%d" y="%d" font-size="11" text-anchor="middle">%s</text>'
+                 % ((left + width - right) // 2, height - 6, html.escape(x_label)))
+    parts.append('<text x="12" y="%d" font-size="11" transform="rotate(-90 12 %d)" text-anchor="middle">%s</text>'
+                 % (height // 2, height // 2, html.escape(y_label)))
+    for index, (label, data) in enumerate(series):
+        color = COLORS[index % len(COLORS)]
+        coords = [(px(x), py(y)) for x, y in sorted(data) if x and x > 0 and y is not None]
+        if len(coords) > 1:
+            parts.append('<polyline fill="none" stroke="%s" stroke-width="2" points="%s"/>'
+                         % (color, " ".join("%.1f,%.1f" % c for c in coords)))
+        for cx, cy in coords:
+            parts.append('<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>' % (cx, cy, color))
+        parts.append('<text x="%d" y="%d" font-size="11" fill="%s">%s</text>'
+                     % (left + 8, top + 14 + 14 * index, color, html.escape(label)))
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _size_label(size):
+    for unit, factor in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if size >= factor and size % factor == 0:
+            return "%d%s" % (size // factor, unit)
+    return str(int(size))
+
+
+def _badge(status):
+    color = {"passed": "#2ca02c", "failed": "#d62728", "skipped": "#888", "not_run": "#888"}.get(status, "#d62728")
+    return '<span style="color:%s;font-weight:bold">%s</span>' % (color, html.escape(status or "?"))
+
+
+def render_html(report):
+    """A self-contained HTML page: summary, pass/fail per host and per pair, a plot per test, commands."""
+    esc = html.escape
+    out = ["<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>%s</title>" % esc(report["title"]),
+           "<style>body{font-family:sans-serif;margin:1.5em}table{border-collapse:collapse}"
+           "td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}"
+           "code{font-size:90%;background:#f4f4f4}</style></head><body>",
+           "<h1>%s</h1>" % esc(report["title"])]
+    summary = report["summary"]
+    out.append("<p>Result: %s &mdash; %d passed, %d failed, %d skipped, %d not run%s</p>" % (
+        _badge("passed" if report["passed"] else "failed"), summary["passed"], summary["failed"], summary["skipped"],
+        summary["not_run"], (" &mdash; generated %s" % esc(report["generated"])) if report.get("generated") else ""))
+    out.append("<h2>Hosts</h2><table><tr><th>host</th><th>status</th><th>check</th><th>result</th><th>command</th></tr>")
+    for name in sorted(report["hosts"]):
+        host = report["hosts"][name]
+        checks = host.get("checks") or [dict(name="-", status=host.get("status"), msg=host.get("msg", ""))]
+        for index, check in enumerate(checks):
+            out.append("<tr>%s<td>%s</td><td>%s</td><td><code>%s</code></td></tr>" % (
+                ("<td rowspan=\"%d\">%s</td><td rowspan=\"%d\">%s</td>" % (len(checks), esc(name), len(checks),
+                                                                           _badge(host.get("status"))))
+                if index == 0 else "", esc(check.get("name", "")), _badge(check.get("status")) + " " +
+                esc(check.get("msg", "")), esc(check.get("command") or "")))
+    out.append("</table>")
+    out.append("<h2>Pairs</h2><table><tr><th>#</th><th>test</th><th>server &rarr; client</th><th>round</th><th>port</th>"
+               "<th>status</th><th>result</th></tr>")
+    for test in report["tests"]:
+        out.append("<tr><td>%d</td><td>%s</td><td>%s &rarr; %s</td><td>%s</td><td>%d</td><td>%s</td><td>%s%s</td></tr>" % (
+            test["number"], esc(test["tool"]), esc(test["server"]), esc(test["client"]),
+            "" if test.get("round") is None else test["round"] + 1, test["port"], _badge(test["status"]),
+            esc(test.get("msg") or ""), (" <em>(%s)</em>" % esc(test["cause"])) if test.get("cause") else ""))
+    out.append("</table>")
+    out.append("<h2>Measurements</h2>")
+    for test in report["tests"]:
+        out.append("<h3>%d. %s %s &rarr; %s</h3>" % (
+            test["number"], esc(test["tool"]), esc(test["server"]), esc(test["client"])))
+        rows = test.get("rows") or []
+        if rows and "bw_average_gbps" in rows[0]:
+            out.append(svg_plot([("BW average", [(r["bytes"], r["bw_average_gbps"]) for r in rows]),
+                                 ("BW peak", [(r["bytes"], r["bw_peak_gbps"]) for r in rows])]))
+        elif rows and "t_avg" in rows[0]:
+            out.append(svg_plot([("t_avg", [(r["bytes"], r["t_avg"]) for r in rows])], y_label="usec"))
+        for role in ("server", "client"):
+            if test.get("%s_command" % role):
+                out.append("<p>%s (%s): <code>%s</code></p>" % (role, esc(test[role]), esc(test["%s_command" % role])))
+    for name in sorted(report["hosts"]):
+        for check in report["hosts"][name].get("checks") or []:
+            tables = check.get("tables") or []
+            if not tables:
+                continue
+            out.append("<h3>%s: %s</h3>" % (esc(name), esc(check.get("name", ""))))
+            series = []
+            for table in tables:
+                points = []
+                for row in table.get("rows", []):
+                    side = row.get("in_place") if (row.get("in_place") or {}).get("busbw") is not None else row.get("out_of_place")
+                    points.append((row["size"], (side or {}).get("busbw")))
+                series.append(("%s busbw" % (table.get("collective") or "nccl"), points))
+            out.append(svg_plot(series, y_label="GB/s"))
+            if check.get("command"):
+                out.append("<p><code>%s</code></p>" % esc(check["command"]))
+    out.append("<h2>Raw report</h2><details><summary>JSON</summary><pre>%s</pre></details>"
+               % esc(json.dumps(report, indent=1, sort_keys=True)))
+    out.append("</body></html>\n")
+    return "\n".join(out)

@@ -1,0 +1,217 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: validation_report
+short_description: Plan RDMA pair tests in parallel rounds and write the validation report (JSON and HTML)
+version_added: 1.0.0
+description:
+  - With O(mode=plan), turns the discovered hosts into pair tests (the given O(pairs) or every pair of
+    hosts with an active RDMA port), gives each test its own port from O(port_base), computes its
+    threshold (per-host inventory value, else O(min_bw_gbps), else O(bw_fraction) of the slower link)
+    and groups the tests in rounds where no host takes part twice, so each round runs in parallel.
+    Nothing is changed.
+  - With O(mode=write), merges the server and client outcomes into the planned tests and writes
+    C(report.json) and a self-contained C(report.html) (pass/fail per host and pair, a bandwidth-versus-size
+    plot per test, the exact command behind every number) into O(dest).
+  - Usually runs once on the controller, delegated to C(localhost) with C(run_once).
+author:
+  - roce.fabric contributors (@roce-fabric)
+extends_documentation_fragment:
+  - roce.fabric.attributes
+attributes:
+  platform:
+    description: Runs where the report is wanted, usually the controller.
+    support: full
+    platforms: posix
+options:
+  mode:
+    description: V(plan) computes the test plan; V(write) writes the report.
+    type: str
+    choices: [plan, write]
+    required: true
+  hosts:
+    description:
+      - V(plan) - inventory name to C({ports, min_bw_gbps, max_lat_usec, device}); C(ports) as returned by
+        M(roce.fabric.rdma_facts) (the first port is used).
+      - V(write) - inventory name to host checks C({status, msg, checks}) shown in the host table.
+    type: dict
+    default: {}
+  tests:
+    description: Pair tests to plan, in order (V(rping), V(ib_write_bw), V(ib_read_bw), V(ib_send_bw), V(ib_write_lat),
+      V(ib_read_lat), V(ib_send_lat)).
+    type: list
+    elements: str
+    default: [rping, ib_write_bw]
+  pairs:
+    description:
+      - Explicit pairs (C(server), C(client) inventory names, optional C(server_address) to connect to instead of the
+        server's discovered RoCE address). Empty means the full matrix.
+    type: list
+    elements: dict
+    default: []
+  port_base:
+    description: First port handed out; test N gets O(port_base) + N - 1.
+    type: int
+    default: 18515
+  bw_fraction:
+    description: Bandwidth threshold as a fraction of the slower link's rate.
+    type: float
+    default: 0.9
+  min_bw_gbps:
+    description: Absolute bandwidth threshold (Gb/s) for every pair, instead of O(bw_fraction).
+    type: float
+  max_lat_usec:
+    description: Latency threshold (usec) for latency tests.
+    type: float
+  plan:
+    description: V(write) - the plan returned by O(mode=plan).
+    type: dict
+  results:
+    description: V(write) - server and client outcomes, each C({test_id, role, passed, cause, msg, command, summary, result}).
+    type: list
+    elements: dict
+    default: []
+  dest:
+    description: V(write) - directory for C(report.json) and C(report.html) (created when missing).
+    type: path
+  title:
+    description: Title of the report.
+    type: str
+    default: RoCE fabric validation
+notes:
+  - "The report carries no time stamp, so writing the same results twice changes nothing."
+seealso:
+  - module: roce.fabric.perftest
+  - module: roce.fabric.rdma_facts
+"""
+
+EXAMPLES = r"""
+- name: Plan the full ib_write_bw matrix of the play's hosts
+  roce.fabric.validation_report:
+    mode: plan
+    tests: [rping, ib_write_bw]
+    hosts:
+      node1: {ports: [{device: mlx5_0, port: 1, rate_gbps: 100, ipv4: 10.10.11.11, gid_index: 3}]}
+      node2: {ports: [{device: mlx5_0, port: 1, rate_gbps: 100, ipv4: 10.10.11.12, gid_index: 3}]}
+  delegate_to: localhost
+  run_once: true
+  register: plan
+
+- name: Write the report
+  roce.fabric.validation_report:
+    mode: write
+    plan: "{{ plan.plan }}"
+    results: "{{ collected_results }}"
+    dest: /var/tmp/roce-validation
+  delegate_to: localhost
+  run_once: true
+  vars:
+    collected_results: []
+"""
+
+RETURN = r"""
+plan:
+  description: V(plan) - C(tests), C(rounds) (test ids per round), C(assignments) (per round, host to C({role, test})),
+    C(port_first), C(port_last), C(hosts_without_rdma).
+  returned: mode is plan
+  type: dict
+report:
+  description: V(write) - the report as written to C(report.json) (C(summary), C(passed), C(hosts), C(tests)).
+  returned: mode is write
+  type: dict
+passed:
+  description: V(write) - True when no test or host check failed.
+  returned: mode is write
+  type: bool
+files:
+  description: V(write) - paths of the report files.
+  returned: mode is write
+  type: list
+  elements: str
+"""
+
+import json
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.roce.fabric.plugins.module_utils import _validate
+
+
+def read(path):
+    try:
+        with open(path) as handle:
+            return handle.read()
+    except (IOError, OSError):
+        return None
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            mode=dict(type="str", required=True, choices=["plan", "write"]),
+            hosts=dict(type="dict", default={}),
+            tests=dict(type="list", elements="str", default=["rping", "ib_write_bw"]),
+            pairs=dict(type="list", elements="dict", default=[]),
+            port_base=dict(type="int", default=18515),
+            bw_fraction=dict(type="float", default=0.9),
+            min_bw_gbps=dict(type="float"),
+            max_lat_usec=dict(type="float"),
+            plan=dict(type="dict"),
+            results=dict(type="list", elements="dict", default=[]),
+            dest=dict(type="path"),
+            title=dict(type="str", default="RoCE fabric validation"),
+        ),
+        required_if=[("mode", "write", ("plan", "dest"))],
+        supports_check_mode=True,
+    )
+    p = module.params
+    if p["mode"] == "plan":
+        if not 1 <= p["port_base"] <= 65000:
+            module.fail_json(msg="port_base must be between 1 and 65000, got %d" % p["port_base"])
+        if not 0 < p["bw_fraction"] <= 1:
+            module.fail_json(msg="bw_fraction must be above 0 and at most 1, got %s" % p["bw_fraction"])
+        try:
+            result = _validate.plan(p["hosts"], p["tests"], pairs=p["pairs"], port_base=p["port_base"],
+                                    bw_fraction=p["bw_fraction"], min_bw_gbps=p["min_bw_gbps"],
+                                    max_lat_usec=p["max_lat_usec"])
+        except _validate.PlanError as exc:
+            module.fail_json(msg=str(exc))
+        if result["port_last"] > 65535:
+            module.fail_json(msg="the plan needs ports up to %d: lower port_base" % result["port_last"])
+        module.exit_json(changed=False, plan=result)
+
+    tests = _validate.merge_results(p["plan"], p["results"])
+    report = _validate.build_report(tests, p["hosts"], title=p["title"])
+    content = json.dumps(report, indent=2, sort_keys=True) + "\n"
+    page = _validate.render_html(report)
+    json_path = os.path.join(p["dest"], "report.json")
+    html_path = os.path.join(p["dest"], "report.html")
+    before = read(json_path)
+    changed = before != content or read(html_path) != page
+    result = dict(changed=changed, report=report, passed=report["passed"], files=[json_path, html_path])
+    if module._diff:
+        old = json.loads(before)["summary"] if before else None
+        result["diff"] = dict(before=json.dumps(old, sort_keys=True) + "\n" if old else "",
+                              after=json.dumps(report["summary"], sort_keys=True) + "\n",
+                              before_header=json_path, after_header=json_path)
+    if changed and not module.check_mode:
+        if not os.path.isdir(p["dest"]):
+            os.makedirs(p["dest"], 0o755)
+        for path, text in ((json_path, content), (html_path, page)):
+            tmp = path + ".tmp"
+            with open(tmp, "w") as handle:
+                handle.write(text)
+            os.rename(tmp, path)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

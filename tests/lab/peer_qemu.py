@@ -1,0 +1,362 @@
+"""Lab peer kind ``qemu_vm``: a Linux GPU node as a QEMU virtual machine running Debian's stock kernel.
+
+The guest has a real kernel RDMA stack (Soft-RoCE ``rdma_rxe``, the ``rdma`` tool, perftest), real
+reboots and a real SR-IOV capable NIC (QEMU's emulated Intel ``igb``: ``sriov_numvfs`` makes ``igbvf``
+virtual functions). Ansible reaches it like a server: sshd on the guest, forwarded from
+``ansible_host:ansible_port`` (loopback) by QEMU's user-mode network, which is otherwise isolated
+(``restrict=on``: the guest reaches nothing outside).
+
+Host variables (``inventories/lab/hosts.yml``):
+
+``ansible_host`` / ``ansible_port``
+    Loopback address and port the guest's sshd is forwarded to.
+``roce_lab_vm_nics``
+    The fabric NICs, in order, each ``{model: virtio|igb, port: P, peer_port: Q, address: A/N, mtu: M}``.
+    A NIC is joined to the NIC of another VM by a QEMU ``-netdev socket`` link over UDP on
+    127.0.0.1: it sends to ``peer_port`` and receives on ``port`` (the other VM has them swapped).
+    The link has no connection, so either VM restarts alone. NIC ``i`` sits behind its own PCIe
+    root port: the guest names it ``enp<i+1>s0``.
+``roce_lab_vm_memory`` (MiB, default 1024), ``roce_lab_vm_cpus`` (default 1).
+
+The guest image is built once by ``debootstrap`` from the Debian mirror this machine's apt uses
+and cached under ``$ROCE_FABRIC_CACHE/vm/<hash of the recipe>/`` (default ``~/.cache/roce-fabric``),
+built under a lock in a temporary directory and renamed into place, so checkouts share it. Each VM
+boots from its own qcow2 overlay on that image: ``up`` (and ``reset``) create a new overlay, so the
+VM starts from the clean image; ``up --keep-state`` keeps the overlay of a stopped VM.
+The lab's SSH key, the host name and the fabric addresses reach the guest on the kernel command
+line (the VM boots the image's kernel with ``-kernel``; a guest reboot boots it again).
+Only TCG is used (``-accel tcg -cpu max``): KVM cannot run a stock kernel on every CI machine.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GUEST_DIR = os.path.join(HERE, "guest")
+
+# The guest image's recipe: everything that decides its content. Its hash names the cache entry.
+IMAGE_SUITE = "bookworm"
+IMAGE_SIZE = "3G"
+IMAGE_PACKAGES = sorted([
+    "linux-image-amd64", "initramfs-tools", "systemd-sysv", "udev", "dbus", "kmod", "iproute2", "ethtool",
+    "procps", "pciutils", "iputils-ping", "openssh-server", "python3", "python3-apt",
+    "rdma-core", "ibverbs-providers", "ibverbs-utils", "rdmacm-utils", "perftest", "infiniband-diags", "mstflint",
+])
+GUEST_FILES = {
+    # path in the guest: file under tests/lab/guest/, mode
+    "/usr/local/sbin/roce-lab-guest": ("roce-lab-guest", 0o755),
+    "/etc/systemd/system/roce-lab-guest.service": ("roce-lab-guest.service", 0o644),
+    "/etc/ssh/sshd_config.d/roce-lab.conf": ("sshd_config", 0o644),
+}
+# Timers and jobs that only cost boot time in a test VM.
+GUEST_MASKED = ["apt-daily.timer", "apt-daily-upgrade.timer", "e2scrub_all.timer", "e2scrub_reap.service",
+                "fstrim.timer", "man-db.timer", "dpkg-db-backup.timer", "systemd-timesyncd.service"]
+MGMT_GUEST_ADDRESS = "10.0.2.15/24"
+
+
+def cache_root():
+    base = os.environ.get("ROCE_FABRIC_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "roce-fabric")
+    return os.path.join(base, "vm")
+
+
+def image_recipe():
+    files = {}
+    for path, (name, mode) in sorted(GUEST_FILES.items()):
+        with open(os.path.join(GUEST_DIR, name), "rb") as handle:
+            files[path] = [hashlib.sha256(handle.read()).hexdigest(), oct(mode)]
+    return {"suite": IMAGE_SUITE, "variant": "minbase", "packages": IMAGE_PACKAGES, "size": IMAGE_SIZE,
+            "files": files, "masked": GUEST_MASKED, "format": 2}
+
+
+def image_key(recipe=None):
+    text = json.dumps(recipe or image_recipe(), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def debian_mirror(suite):
+    """The Debian mirror this machine's apt takes ``suite`` from (never a host name of our own)."""
+    out = subprocess.run(["apt-get", "indextargets", "--format", "$(SITE) $(RELEASE)"],
+                         check=True, capture_output=True, text=True).stdout
+    sites = [line.split()[0] for line in out.splitlines() if len(line.split()) == 2 and line.split()[1] == suite]
+    if not sites:
+        raise SystemExit("lab: this machine's apt has no '%s' source to build the VM image from "
+                         "(run apt-get update, or add the suite)" % suite)
+    return sites[0]
+
+
+@contextlib.contextmanager
+def locked(path):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def ensure_image(log=print):
+    """Path of the cached guest image directory (disk.img, vmlinuz, initrd.img), building it if needed."""
+    recipe = image_recipe()
+    root = cache_root()
+    final = os.path.join(root, image_key(recipe))
+    if os.path.exists(os.path.join(final, "complete")):
+        return final
+    with locked(os.path.join(root, ".build.lock")):
+        if os.path.exists(os.path.join(final, "complete")):
+            return final
+        started = time.time()
+        log("lab: building the VM guest image %s (debootstrap %s, once per recipe)" % (os.path.basename(final), IMAGE_SUITE))
+        tmp = tempfile.mkdtemp(prefix=".build-", dir=root)
+        try:
+            build_image(tmp, recipe)
+            shutil.rmtree(final, ignore_errors=True)
+            os.rename(tmp, final)
+        except BaseException:
+            subprocess.run(["umount", "-R", os.path.join(tmp, "root")], check=False, capture_output=True)
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        with open(os.path.join(final, "build-seconds"), "w") as handle:
+            handle.write("%.0f\n" % (time.time() - started))
+        log("lab: VM guest image built in %.0fs: %s" % (time.time() - started, final))
+    return final
+
+
+def build_image(tmp, recipe):
+    rootfs = os.path.join(tmp, "root")
+    log_path = os.path.join(tmp, "build.log")
+    with open(log_path, "w") as log:
+        def sh(argv, **kwargs):
+            log.write("+ %s\n" % " ".join(argv))
+            log.flush()
+            result = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, **kwargs)
+            if result.returncode != 0:
+                raise SystemExit("lab: image build step failed (%s), see %s" % (" ".join(argv[:3]), log_path))
+
+        mirror = debian_mirror(IMAGE_SUITE)
+        sh(["nice", "-n", "10", "debootstrap", "--variant=minbase", "--include=" + ",".join(recipe["packages"]),
+            IMAGE_SUITE, rootfs, mirror])
+        for path, (name, mode) in GUEST_FILES.items():
+            dest = rootfs + path
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            shutil.copyfile(os.path.join(GUEST_DIR, name), dest)
+            os.chmod(dest, mode)
+        with open(os.path.join(rootfs, "etc", "fstab"), "w") as handle:
+            handle.write("/dev/vda / ext4 rw,errors=remount-ro 0 1\n")
+        with open(os.path.join(rootfs, "etc", "hostname"), "w") as handle:
+            handle.write("localhost\n")
+        with open(os.path.join(rootfs, "etc", "hosts"), "w") as handle:
+            handle.write("127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n")
+        # Host keys are made at the first boot of each overlay: every VM has its own.
+        for entry in os.listdir(os.path.join(rootfs, "etc", "ssh")):
+            if entry.startswith("ssh_host_"):
+                os.unlink(os.path.join(rootfs, "etc", "ssh", entry))
+        sh(["chroot", rootfs, "systemctl", "enable", "systemd-networkd.service", "ssh.service", "roce-lab-guest.service"])
+        sh(["chroot", rootfs, "systemctl", "mask"] + GUEST_MASKED)
+        sh(["chroot", rootfs, "passwd", "--lock", "root"])
+        sh(["chroot", rootfs, "apt-get", "clean"])
+        boot = os.path.join(rootfs, "boot")
+        kernels = sorted(e for e in os.listdir(boot) if e.startswith("vmlinuz-"))
+        initrds = sorted(e for e in os.listdir(boot) if e.startswith("initrd.img-"))
+        if not kernels or not initrds:
+            raise SystemExit("lab: the image has no kernel or initrd in /boot, see %s" % log_path)
+        shutil.copyfile(os.path.join(boot, kernels[-1]), os.path.join(tmp, "vmlinuz"))
+        shutil.copyfile(os.path.join(boot, initrds[-1]), os.path.join(tmp, "initrd.img"))
+        sh(["mkfs.ext4", "-q", "-L", "roce-lab", "-d", rootfs, os.path.join(tmp, "disk.img"), recipe["size"]])
+        shutil.rmtree(rootfs)
+    with open(os.path.join(tmp, "recipe.json"), "w") as handle:
+        json.dump(dict(recipe, mirror=mirror, kernel=kernels[-1]), handle, indent=1, sort_keys=True)
+    with open(os.path.join(tmp, "complete"), "w") as handle:
+        handle.write("ok\n")
+
+
+def _port_open(address, port):
+    try:
+        with socket.create_connection((address, port), timeout=2) as conn:
+            conn.settimeout(3)
+            return conn.recv(64).startswith(b"SSH-")
+    except OSError:
+        return False
+
+
+def _mac(port):
+    return "52:54:00:72:%02x:%02x" % (port >> 8 & 0xFF, port & 0xFF)
+
+
+def run(argv):
+    return subprocess.run(argv, check=True)
+
+
+def quiet(argv):
+    return subprocess.run(argv, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+
+
+def wait_for(predicate, timeout, what):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return
+        time.sleep(1)
+    raise SystemExit("lab: timed out after %ss waiting for %s" % (timeout, what))
+
+
+class QemuVm(object):
+    """A VM of the lab (see the module docstring), with the interface of labctl Peer classes."""
+
+    kind = "qemu_vm"
+    needs_bridge = False
+
+    def __init__(self, lab, name, host_vars, index):
+        self.lab = lab
+        self.name = name
+        self.vars = host_vars
+        self.index = index
+        self.dir = os.path.join(lab.dir, "vms", name)
+        self.address = host_vars.get("ansible_host", "127.0.0.1")
+        if not self.address.startswith("127."):
+            raise SystemExit("lab: VM %s must be reached on loopback (127.0.0.0/8), not %s" % (name, self.address))
+        self.port = int(host_vars["ansible_port"])
+        self.nics = list(host_vars.get("roce_lab_vm_nics") or [])
+        for nic in self.nics:
+            if nic.get("model", "virtio") not in ("virtio", "igb"):
+                raise SystemExit("lab: VM %s: NIC model must be virtio or igb, not %s" % (name, nic.get("model")))
+        self.memory = int(host_vars.get("roce_lab_vm_memory", 1024))
+        self.cpus = int(host_vars.get("roce_lab_vm_cpus", 1))
+        self.launched = None
+
+    # --- state -------------------------------------------------------------------------------
+
+    def path(self, *parts):
+        return os.path.join(self.dir, *parts)
+
+    def describe(self):
+        nics = ", ".join("enp%ds0 %s %s" % (i + 1, n.get("model", "virtio"), n.get("address", "-"))
+                         for i, n in enumerate(self.nics))
+        return "ssh %s:%d, QEMU TCG, %s" % (self.address, self.port, nics)
+
+    def pid(self):
+        try:
+            with open(self.path("qemu.pid")) as handle:
+                pid = int(handle.read().strip())
+            with open("/proc/%d/cmdline" % pid, "rb") as handle:
+                if b"qemu-system" not in handle.read():
+                    return None
+            return pid
+        except (OSError, ValueError):
+            return None
+
+    def running(self):
+        return self.pid() is not None and _port_open(self.address, self.port)
+
+    def ssh_argv(self, command):
+        return ["ssh", "-i", self.lab.ssh_key(), "-p", str(self.port), "-o", "BatchMode=yes",
+                "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",
+                "-o", "ConnectTimeout=10", "root@%s" % self.address] + list(command)
+
+    def exec_argv(self, command):
+        return self.ssh_argv(command)
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    def stop(self):
+        pid = self.pid()
+        if pid:
+            os.kill(pid, signal.SIGTERM)
+            deadline = time.time() + 10
+            while self.pid() and time.time() < deadline:
+                time.sleep(0.2)
+            if self.pid():
+                os.kill(pid, signal.SIGKILL)
+                time.sleep(0.5)
+
+    def reset(self):
+        """A clean VM again: a new overlay on the image, booted (the lab's reset for VMs)."""
+        self.stop()
+        self.start()
+        self.wait_started()
+
+    def argv(self, image):
+        pubkey = open(self.lab.ssh_key() + ".pub").read().strip()
+        append = ["root=/dev/vda", "rw", "console=ttyS0", "quiet", "mitigations=off", "systemd.hostname=%s" % self.name,
+                  "roce_lab.key=%s" % base64.b64encode(pubkey.encode()).decode(),
+                  "roce_lab.mgmt=%s,%s" % (_mac(self.port), MGMT_GUEST_ADDRESS)]
+        argv = ["qemu-system-x86_64", "-name", self.name, "-machine", "q35", "-accel", "tcg", "-cpu", "max",
+                "-smp", str(self.cpus), "-m", str(self.memory), "-nodefaults", "-no-user-config", "-display", "none",
+                "-kernel", os.path.join(image, "vmlinuz"), "-initrd", os.path.join(image, "initrd.img"),
+                "-drive", "file=%s,if=virtio,format=qcow2,cache=unsafe" % self.path("disk.qcow2"),
+                "-netdev", "user,id=mgmt,restrict=on,hostfwd=tcp:%s:%d-:22" % (self.address, self.port),
+                "-device", "virtio-net-pci,netdev=mgmt,addr=0x3,mac=%s,romfile=" % _mac(self.port),
+                "-serial", "file:%s" % self.path("console.log"),
+                "-pidfile", self.path("qemu.pid"), "-daemonize"]
+        for i, nic in enumerate(self.nics):
+            port, peer = int(nic["port"]), int(nic["peer_port"])
+            model = "igb" if nic.get("model") == "igb" else "virtio-net-pci"
+            argv += ["-device", "pcie-root-port,id=rp%d,chassis=%d,slot=%d,addr=0x%x" % (i + 1, i + 1, i + 1, 4 + i),
+                     "-netdev", "socket,id=fab%d,udp=127.0.0.1:%d,localaddr=127.0.0.1:%d" % (i, peer, port),
+                     "-device", "%s,netdev=fab%d,bus=rp%d,mac=%s,romfile=" % (model, i, i + 1, _mac(port))]
+            if nic.get("address"):
+                append.append("roce_lab.net=%s,%s,%s" % (_mac(port), nic["address"], nic.get("mtu", 1500)))
+        return argv + ["-append", " ".join(append)]
+
+    def start(self, keep_state=False):
+        image = ensure_image()
+        os.makedirs(self.dir, exist_ok=True)
+        disk = self.path("disk.qcow2")
+        if not keep_state or not os.path.exists(disk):
+            if os.path.exists(disk):
+                os.unlink(disk)
+            run(["qemu-img", "create", "-q", "-f", "qcow2", "-b", os.path.join(image, "disk.img"), "-F", "raw", disk])
+        for stale in ("console.log", "qemu.pid"):
+            if os.path.exists(self.path(stale)):
+                os.unlink(self.path(stale))
+        argv = self.argv(image)
+        with open(self.path("qemu.argv"), "w") as handle:
+            json.dump(argv, handle, indent=1)
+        with open(self.path("qemu.log"), "w") as log:
+            result = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        if result.returncode != 0:
+            raise SystemExit("lab: QEMU for %s did not start, see %s" % (self.name, self.path("qemu.log")))
+        self.launched = time.time()
+
+    def wait_started(self, timeout=None):
+        """Until the guest's sshd takes the lab key (boots run in parallel; this waits for one)."""
+        timeout = timeout or int(os.environ.get("ROCE_LAB_VM_BOOT_TIMEOUT", "600"))
+        started = self.launched or time.time()
+
+        def ready():
+            if self.pid() is None:
+                raise SystemExit("lab: VM %s stopped while booting, see %s" % (self.name, self.path("console.log")))
+            if not _port_open(self.address, self.port):
+                return False
+            return quiet(self.ssh_argv(["true"])) == 0
+
+        wait_for(ready, timeout, "VM %s to boot (console: %s)" % (self.name, self.path("console.log")))
+        seconds = time.time() - started
+        with open(self.path("boot-seconds"), "w") as handle:
+            handle.write("%.1f\n" % seconds)
+        return seconds
+
+
+
+if __name__ == "__main__":
+    # Build (or find) the cached guest image: python3 tests/lab/peer_qemu.py image
+    if sys.argv[1:] == ["image"]:
+        print(ensure_image())
+    elif sys.argv[1:] == ["key"]:
+        print(os.path.join(cache_root(), image_key()))
+    else:
+        raise SystemExit("usage: peer_qemu.py image|key")

@@ -1,0 +1,215 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""nccl-tests table and NCCL log checks on captured output (fixtures/nccl, sources in fixtures/README.md)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from ansible_collections.roce.fabric.plugins.module_utils import _nccl as nc
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "nccl")
+
+
+def fixture(name):
+    with open(os.path.join(FIXTURES, name)) as handle:
+        return handle.read()
+
+
+def test_current_layout_with_root_and_wrong():
+    parsed = nc.parse_results(fixture("all_reduce_2.18_h100.txt"))
+    assert parsed["version"] == "2.18.0"
+    assert parsed["collective"] == "all_reduce_perf_mpi"
+    assert parsed["layout"] == "wrong"
+    assert len(parsed["rows"]) == 2
+    row = parsed["rows"][1]
+    assert row["size"] == 1073741824 and row["count"] == 268435456
+    assert row["type"] == "float" and row["redop"] == "sum" and row["root"] == -1
+    assert row["out_of_place"] == dict(time_us=10314.0, algbw=104.11, busbw=195.20, wrong=0)
+    assert row["in_place"] == dict(time_us=10339.0, algbw=103.85, busbw=194.73, wrong=0)
+    assert parsed["oob_values"] == 0 and parsed["oob_ok"] is True
+    assert parsed["avg_busbw"] == 194.675
+    assert parsed["max_busbw"] == 195.20
+    assert nc.results_verdict(parsed) == (True, [])
+    ok, reasons = nc.results_verdict(parsed, min_busbw=200)
+    assert not ok and "below the threshold 200.000" in reasons[0]
+
+
+def test_older_layout_without_root_and_with_error_column():
+    parsed = nc.parse_results(fixture("all_reduce_old_error_layout.txt"))
+    assert parsed["layout"] == "error"
+    assert parsed["version"] is None
+    assert [r["size"] for r in parsed["rows"]] == [8, 1024, 1048576, 134217728]
+    row = parsed["rows"][-1]
+    assert row["root"] is None
+    assert row["out_of_place"] == dict(time_us=1570.4, algbw=85.47, busbw=149.57, error=5e-07)
+    assert parsed["avg_busbw"] == 42.1785
+    assert parsed["wrong_total"] == 0
+
+
+def test_wrong_values_and_out_of_bounds_fail():
+    parsed = nc.parse_results(fixture("all_reduce_wrong_values.txt"))
+    assert parsed["wrong_total"] == 12
+    assert parsed["oob_ok"] is False
+    ok, reasons = nc.results_verdict(parsed)
+    assert not ok
+    assert "12 wrong values" in reasons[0]
+    assert "12 out-of-bounds" in reasons[1]
+
+
+def test_truncated_output():
+    with pytest.raises(nc.NcclParseError, match="truncated.*after 1 rows"):
+        nc.parse_results(fixture("all_reduce_truncated.txt"))
+
+
+def test_malformed_row():
+    with pytest.raises(nc.NcclParseError, match="row has 8 fields, the header has 13"):
+        nc.parse_results(fixture("all_reduce_malformed_row.txt"))
+
+
+def test_no_table_and_header_only():
+    with pytest.raises(nc.NcclParseError, match="no nccl-tests results header"):
+        nc.parse_results(fixture("torch_allreduce_h200x2_p2p_info.log"))
+    header_only = "\n".join(fixture("all_reduce_2.18_h100.txt").splitlines()[:10])
+    with pytest.raises(nc.NcclParseError, match="no result rows"):
+        nc.parse_results(header_only)
+
+
+def test_failed_average_marker():
+    text = fixture("all_reduce_2.18_h100.txt").replace("194.675 ", "194.675 FAILED")
+    parsed = nc.parse_results(text)
+    assert parsed["avg_status"] == "FAILED"
+    assert not nc.results_verdict(parsed)[0]
+
+
+def test_na_check_column():
+    text = fixture("all_reduce_2.18_h100.txt").replace("194.73      0", "194.73    N/A")
+    parsed = nc.parse_results(text)
+    assert parsed["rows"][1]["in_place"]["wrong"] is None
+
+
+@pytest.mark.parametrize("collective, n, factor", [
+    ("all_reduce_perf", 2, 1.0), ("all_reduce", 8, 1.75), ("alltoall", 4, 0.75), ("all_gather", 2, 0.5),
+    ("broadcast", 8, 1.0), ("reduce_scatter_perf_mpi", 16, 15 / 16.0),
+])
+def test_bus_factor(collective, n, factor):
+    assert nc.bus_factor(collective, n) == pytest.approx(factor)
+
+
+def test_bus_factor_rejects_unknown():
+    with pytest.raises(ValueError):
+        nc.bus_factor("gossip", 2)
+
+
+def test_log_single_node_p2p_passes_and_notes_missing_ib():
+    result = nc.check_log(fixture("torch_allreduce_h200x2_p2p_info.log"))
+    assert result["passed"] is True
+    assert result["network"] == "Socket"
+    assert result["version"] == "2.28.9+cuda13.0"
+    assert result["transports"] == {"P2P/CUMEM": 48}
+    assert result["socket_interfaces"] == ["[0]eth0:192.0.2.2<0>"]
+    assert [f["code"] for f in result["findings"]] == ["no_ib_device"]
+    assert result["findings"][0]["severity"] == "info"
+
+
+def test_log_single_node_fails_when_rdma_required():
+    result = nc.check_log(fixture("torch_allreduce_h200x2_p2p_info.log"), require_net="IB")
+    assert result["passed"] is False
+    assert {"no_ib_device", "network_not_ib"} <= set(f["code"] for f in result["findings"])
+
+
+def test_log_roce_with_gdr():
+    result = nc.check_log(fixture("ib_roce_gdr_info_built.log"), require_net="IB", require_gdr=True)
+    assert result["passed"] is True, result["findings"]
+    assert result["network"] == "IB"
+    assert result["ib_devices"] == [dict(name="mlx5_0", port=1, link="RoCE")]
+    assert result["gdr"] is True
+    assert result["transports"] == {"NET/IB/0/GDRDMA": 4}
+
+
+def test_log_roce_without_gdr():
+    result = nc.check_log(fixture("ib_roce_no_gdr_info_built.log"), require_net="IB")
+    assert result["passed"] is True
+    assert result["gdr"] is False
+    assert [f["code"] for f in result["findings"]] == ["gdr_missing"]
+    strict = nc.check_log(fixture("ib_roce_no_gdr_info_built.log"), require_net="IB", require_gdr=True)
+    assert strict["passed"] is False
+
+
+def test_log_ucx_srq_trap_has_fix():
+    result = nc.check_log(fixture("ucx_srq_irdma_built.log"), require_net="IB")
+    assert result["passed"] is False
+    finding = [f for f in result["findings"] if f["code"] == "ucx_srq_unsupported"][0]
+    assert "UCX_TLS" in finding["fix"]
+
+
+def test_log_socket_channels_flagged():
+    text = fixture("torch_allreduce_h200x2_p2p_info.log").replace("via P2P/CUMEM", "[send] via NET/Socket/0")
+    result = nc.check_log(text)
+    assert result["passed"] is False
+    assert result["findings"][0]["code"] == "socket_fallback"
+    assert "48 channels use NET/Socket" in result["findings"][0]["message"]
+
+
+def test_empty_log():
+    result = nc.check_log("")
+    assert result["passed"] is False
+    assert result["findings"][0]["code"] == "no_nccl_log"
+
+
+def test_warn_lines_are_errors():
+    result = nc.check_log("h:1:1 [0] NCCL INFO NCCL version 2.21.5\nh:1:1 [0] NCCL WARN NET/IB : Got completion with error 12\n")
+    assert result["passed"] is False
+    assert result["findings"][-1]["message"] == "NET/IB : Got completion with error 12"
+
+
+def test_nccl_env():
+    env = nc.nccl_env([dict(name="mlx5_0", port=1), dict(name="mlx5_1")], gid_index=3, socket_ifname="ens1f0np0",
+                      gdr_level="PHB")
+    assert env == {
+        "NCCL_IB_HCA": "=mlx5_0:1,mlx5_1:1",
+        "NCCL_IB_GID_INDEX": "3",
+        "NCCL_SOCKET_IFNAME": "=ens1f0np0",
+        "NCCL_NET_GDR_LEVEL": "PHB",
+        "OMPI_MCA_coll_hcoll_enable": "0",
+        "HCOLL_ENABLE_MCAST_ALL": "0",
+    }
+    assert nc.nccl_env([], disable_hcoll=False) == {"NCCL_IB_DISABLE": "1"}
+
+
+def test_nccl_bench_h200_normal_path_tables_and_log():
+    tables = nc.parse_all_results(fixture("nccl_bench_h200x2_p2p.txt"))
+    assert [t["collective"] for t in tables] == ["all_reduce_perf_torch", "all_to_all_perf_torch"]
+    all_reduce, all_to_all = tables
+    assert [r["size"] for r in all_reduce["rows"]] == [1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28, 1 << 30]
+    assert all_reduce["rows"][-1]["out_of_place"] == dict(time_us=None, algbw=None, busbw=None, wrong=None)
+    assert all_reduce["rows"][-1]["in_place"]["busbw"] == 327.30
+    assert all_reduce["avg_busbw"] == 212.182
+    assert all_to_all["rows"][-1]["out_of_place"]["busbw"] == 332.11
+    assert all_to_all["rows"][-1]["redop"] == "none"
+    assert all(nc.results_verdict(t)[0] for t in tables)
+    check = nc.check_log(fixture("nccl_bench_h200x2_p2p_info.log"))
+    assert check["passed"] is True
+    assert check["transports"] == {"P2P/CUMEM": 112}
+
+
+def test_nccl_bench_h200_socket_fallback_flagged():
+    tables = nc.parse_all_results(fixture("nccl_bench_h200x2_socket.txt"))
+    assert tables[0]["avg_busbw"] == 3.04463
+    assert tables[0]["max_busbw"] < 0.02 * nc.parse_all_results(fixture("nccl_bench_h200x2_p2p.txt"))[0]["max_busbw"]
+    check = nc.check_log(fixture("nccl_bench_h200x2_socket_info.log"))
+    assert check["passed"] is False
+    assert check["transports"] == {"NET/Socket/0": 8, "NET/Socket/0/Shared": 8}
+    assert check["findings"][0]["code"] == "socket_fallback"
+    assert nc.check_log(fixture("nccl_bench_h200x2_socket_info.log"), require_net="IB")["passed"] is False
+
+
+def test_parse_all_results_single_table_and_truncated_second():
+    assert len(nc.parse_all_results(fixture("all_reduce_2.18_h100.txt"))) == 1
+    text = fixture("nccl_bench_h200x2_p2p.txt")
+    cut = text[:text.index("# Out of bounds values", text.index("all_to_all_perf_torch"))]
+    with pytest.raises(nc.NcclParseError, match="truncated"):
+        nc.parse_all_results(cut)

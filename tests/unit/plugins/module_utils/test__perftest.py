@@ -1,0 +1,131 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""perftest and rping parser tests on captured output (fixtures/perftest, sources in fixtures/README.md)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from ansible_collections.roce.fabric.plugins.module_utils import _perftest as pt
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "perftest")
+
+
+def fixture(name):
+    with open(os.path.join(FIXTURES, name)) as handle:
+        return handle.read()
+
+
+def test_write_bw_gbits_100g_with_cpu_frequency_warning():
+    parsed = pt.parse_perftest(fixture("write_bw_mlx5_gbits_100g.txt"))
+    assert parsed["kind"] == "bw"
+    assert parsed["unit"] == "Gb/sec"
+    assert parsed["settings"]["device"] == "mlx5_0"
+    assert parsed["settings"]["gid_index"] == 3
+    assert parsed["settings"]["mtu"] == 4096
+    assert parsed["settings"]["link_type"] == "Ethernet"
+    assert parsed["settings"]["connection"] == "RC"
+    assert parsed["settings"]["test"] == "RDMA_Write BW"
+    assert parsed["rows"] == [dict(bytes=65536, iterations=5000, bw_peak=92.42, bw_average=92.40, msg_rate=0.17623,
+                                   bw_average_gbps=92.40, bw_peak_gbps=92.42)]
+    assert parsed["warnings"][0].startswith("Conflicting CPU frequency values detected")
+    assert pt.summarize(parsed) == dict(bytes=65536, value=92.40, unit="Gb/s")
+
+
+def test_write_bw_softroce_tab_separated_settings():
+    parsed = pt.parse_perftest(fixture("write_bw_rxe_softroce_client.txt"))
+    assert parsed["settings"]["device"] == "rxe0"
+    assert parsed["settings"]["gid_index"] == 1
+    assert parsed["settings"]["rdma_cm"] == "ON"
+    assert parsed["rows"][0]["bw_average_gbps"] == pytest.approx(0.078174)
+    assert parsed["rows"][0]["iterations"] == 448
+
+
+def test_read_bw_mbsec_converted_to_gbits():
+    parsed = pt.parse_perftest(fixture("read_bw_mlx5_mbsec_built.txt"))
+    assert parsed["unit"] == "MB/sec"
+    assert [r["bytes"] for r in parsed["rows"]] == [2, 1024, 65536, 8388608]
+    last = parsed["rows"][-1]
+    assert last["bw_average"] == 2790.07
+    assert last["bw_average_gbps"] == pytest.approx(2790.07 * 1048576 * 8 / 1e9, rel=1e-6)
+    assert parsed["settings"]["outstanding_reads"] == "16"
+    assert pt.summarize(parsed)["bytes"] == 8388608
+
+
+def test_send_lat_table():
+    parsed = pt.parse_perftest(fixture("send_lat_mlx5_built.txt"))
+    assert parsed["kind"] == "lat"
+    row = parsed["rows"][0]
+    assert row["bytes"] == 2 and row["iterations"] == 1000
+    assert row["t_min"] == 1.62 and row["t_max"] == 4.91 and row["t_typical"] == 1.68
+    assert row["t_avg"] == 1.70 and row["t_stdev"] == 0.07 and row["p99"] == 1.93 and row["p99_9"] == 4.91
+    assert pt.summarize(parsed) == dict(bytes=2, value=1.70, unit="usec")
+
+
+@pytest.mark.parametrize("name, cause", [
+    ("write_bw_port_in_use_server.txt", "port_in_use"),
+    ("write_bw_unreachable_client.txt", "unreachable"),
+])
+def test_error_outputs_name_their_cause(name, cause):
+    with pytest.raises(pt.PerftestParseError, match="^%s: " % cause):
+        pt.parse_perftest(fixture(name))
+    assert pt.classify_error(fixture(name))[0] == cause
+
+
+def test_truncated_table_is_a_parse_error():
+    with pytest.raises(pt.PerftestParseError, match="truncated"):
+        pt.parse_perftest(fixture("write_bw_truncated.txt"))
+
+
+def test_row_that_does_not_fit_the_header():
+    text = fixture("write_bw_mlx5_gbits_100g.txt").replace("0.176230", "")
+    with pytest.raises(pt.PerftestParseError, match="4 fields for 5 columns"):
+        pt.parse_perftest(text)
+
+
+def test_garbage_and_empty_output():
+    with pytest.raises(pt.PerftestParseError, match="no results table"):
+        pt.parse_perftest("hello\nworld\n")
+    with pytest.raises(pt.PerftestParseError, match="no results table"):
+        pt.parse_perftest("")
+
+
+def test_unknown_unit_refused():
+    text = fixture("write_bw_mlx5_gbits_100g.txt").replace("[Gb/sec]", "[furlongs/sec]")
+    with pytest.raises(pt.PerftestParseError, match="unknown bandwidth unit"):
+        pt.parse_perftest(text)
+
+
+def test_no_device_classified():
+    assert pt.classify_error(" IB device mlx5_9 not found\n Unable to find the Infiniband/RoCE device\n")[0] == "no_device"
+    assert pt.classify_error("Conflicting CPU frequency values detected: 1 != 2. CPU Frequency is not max.\n") == (None, None)
+
+
+RPING_OK = "".join("ping data: rdma-ping-%d: ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqr\n" % i for i in range(5))
+
+
+def test_rping_success_and_count():
+    assert pt.parse_rping(RPING_OK, rc=0, expected=5) == dict(pings=5, errors=[], cause=None, ok=True)
+    result = pt.parse_rping(RPING_OK, rc=0, expected=10)
+    assert result["ok"] is False and result["cause"] == "incomplete"
+
+
+def test_rping_errors():
+    text = "cma event RDMA_CM_EVENT_REJECTED, error 8\nwait for CONNECTED state 10\nconnect error -1\n"
+    result = pt.parse_rping(text, rc=255)
+    assert result["ok"] is False
+    assert result["cause"] == "unreachable"
+    result = pt.parse_rping("rdma_bind_addr: Address already in use\n", rc=255)
+    assert result["cause"] == "port_in_use"
+    assert pt.parse_rping("", rc=1)["cause"] == "tool_error"
+
+
+def test_link_rate_and_threshold():
+    assert pt.parse_link_rate("100 Gb/sec (4X EDR)") == 100.0
+    assert pt.parse_link_rate("2.5 Gb/sec (1X SDR)") == 2.5
+    assert pt.parse_link_rate("garbage") is None
+    assert pt.threshold_gbps(100, 0.9) == 90.0
+    assert pt.threshold_gbps(None, 0.9) is None

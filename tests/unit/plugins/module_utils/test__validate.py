@@ -1,0 +1,102 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Planning rounds, thresholds and the report."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.roce.fabric.plugins.module_utils import _validate as va
+
+
+def host(address, rate=100.0, device="mlx5_0", **extra):
+    entry = dict(ports=[dict(device=device, port=1, rate_gbps=rate, gid_index=3, ipv4=address, numa_node=0)])
+    entry.update(extra)
+    return entry
+
+
+HOSTS = dict(("n%d" % i, host("10.0.0.%d" % i)) for i in range(1, 5))
+
+
+def test_full_matrix_of_four_hosts_runs_in_three_rounds():
+    result = va.plan(HOSTS, ["ib_write_bw"])
+    assert len(result["tests"]) == 6
+    assert [len(r) for r in result["rounds"]] == [2, 2, 2]
+    for assignment in result["assignments"]:
+        assert sorted(assignment) == ["n1", "n2", "n3", "n4"]
+    assert [t["port"] for t in result["tests"]] == list(range(18515, 18521))
+    assert result["port_first"] == 18515 and result["port_last"] == 18520
+    assert result["tests"][0]["min_bw_gbps"] == 90.0
+    assert result["tests"][0]["server_address"] == "10.0.0.1"
+
+
+def test_odd_host_count_and_several_tools():
+    hosts = dict(("n%d" % i, host("10.0.0.%d" % i)) for i in range(1, 4))
+    result = va.plan(hosts, ["rping", "ib_write_bw"])
+    assert len(result["tests"]) == 6
+    # three hosts: only one pair fits in a round
+    assert all(len(r) == 1 for r in result["rounds"])
+    rping = [t for t in result["tests"] if t["tool"] == "rping"][0]
+    assert rping["min_bw_gbps"] is None
+
+
+def test_thresholds_host_override_and_slower_link():
+    hosts = dict(a=host("10.0.0.1", rate=100.0), b=host("10.0.0.2", rate=25.0))
+    assert va.plan(hosts, ["ib_write_bw"])["tests"][0]["min_bw_gbps"] == 22.5
+    hosts["a"]["min_bw_gbps"] = 0.01
+    assert va.plan(hosts, ["ib_write_bw"])["tests"][0]["min_bw_gbps"] == 0.01
+    assert va.plan(dict(a=host("1.1.1.1"), b=host("1.1.1.2")), ["ib_send_lat"], max_lat_usec=5)["tests"][0]["max_lat_usec"] == 5
+
+
+def test_host_without_rdma_in_explicit_pair_fails_that_test_only():
+    hosts = dict(HOSTS, bare=dict(ports=[]))
+    result = va.plan(hosts, ["ib_write_bw"], pairs=[dict(server="n1", client="bare"), dict(server="n1", client="n2")])
+    failed, ok = result["tests"]
+    assert failed["status"] == "failed" and failed["cause"] == "no_device" and "bare" in failed["msg"]
+    assert ok["status"] == "planned" and result["rounds"] == [[ok["id"]]]
+    assert va.plan(hosts, ["ib_write_bw"])["hosts_without_rdma"] == ["bare"]
+
+
+def test_bad_plans():
+    with pytest.raises(va.PlanError, match="not in the play"):
+        va.plan(HOSTS, ["ib_write_bw"], pairs=[dict(server="n1", client="ghost")])
+    with pytest.raises(va.PlanError, match="against itself"):
+        va.plan(HOSTS, ["ib_write_bw"], pairs=[dict(server="n1", client="n1")])
+    with pytest.raises(va.PlanError, match="unknown pair tests"):
+        va.plan(HOSTS, ["iperf"])
+
+
+def test_merge_and_report():
+    result = va.plan(dict(a=host("10.0.0.1"), b=host("10.0.0.2"), c=host("10.0.0.3")), ["ib_write_bw"])
+    ab, ac, bc = [t["id"] for t in result["tests"]]
+    rows = [dict(bytes=65536, iterations=5000, bw_average=92.4, bw_peak=92.42, bw_average_gbps=92.4, bw_peak_gbps=92.42)]
+    sides = [
+        dict(test_id=ab, role="server", passed=True, command="ib_write_bw -p 18515 -R"),
+        dict(test_id=ab, role="client", passed=True, command="ib_write_bw -p 18515 -R 10.0.0.1",
+             summary=dict(bytes=65536, value=92.4, unit="Gb/s"), result=dict(rows=rows, unit="Gb/sec")),
+        dict(test_id=ac, role="server", passed=False, cause="port_in_use", msg="port 18516 is in use"),
+        dict(test_id=ac, role="client", passed=False, cause="unreachable", msg="Couldn't connect"),
+    ]
+    tests = va.merge_results(result, sides)
+    by_id = dict((t["id"], t) for t in tests)
+    assert by_id[ab]["status"] == "passed" and "92.4 Gb/s at 65536 bytes (threshold 90.0 Gb/s)" == by_id[ab]["msg"]
+    assert by_id[ac]["status"] == "failed" and by_id[ac]["cause"] == "unreachable"
+    assert by_id[bc]["status"] == "not_run"
+    report = va.build_report(tests, dict(a=dict(status="passed", checks=[dict(name="discovery", status="passed", msg="ok")])))
+    assert report["summary"] == dict(passed=2, failed=1, skipped=0, not_run=1)
+    assert report["passed"] is False
+    page = va.render_html(report)
+    assert page.count("<svg") == 1
+    assert "ib_write_bw -p 18515 -R 10.0.0.1" in page
+    assert "unreachable" in page
+
+
+def test_svg_plot_handles_one_point_and_no_data():
+    assert "<circle" in va.svg_plot([("x", [(65536, 1.0)])])
+    assert "no data" in va.svg_plot([("x", [])])
+
+
+def test_pair_with_other_server_address():
+    result = va.plan(HOSTS, ["rping"], pairs=[dict(server="n1", client="n2", server_address="10.9.9.9")])
+    assert result["tests"][0]["server_address"] == "10.9.9.9"

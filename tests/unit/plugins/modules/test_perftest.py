@@ -1,0 +1,189 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""roce.fabric.perftest driven through main() with real processes: a stand-in tool that prints captured
+perftest output, hangs, or fails the way the real tool does, started through the module's own setsid/timeout."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from ansible_collections.roce.fabric.plugins.modules import perftest
+from ansible_collections.roce.fabric.tests.unit.plugins.modules.utils import run_module
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "module_utils", "fixtures", "perftest")
+
+STAND_IN = r'''#!{python}
+import os, sys, time
+mode = os.environ.get("FAKE_MODE", "ok")
+client = sys.argv[-1] == "127.0.0.1"
+fixture = open({fixture!r}).read()
+if not client:
+    if mode == "port":
+        print(" Couldn't listen to port 18515"); sys.exit(1)
+    print("* Waiting for client to connect... *", flush=True)
+    if mode == "hang":
+        time.sleep(1000)
+    time.sleep(0.5)
+    print(fixture, end=""); sys.exit(0)
+if mode == "hang":
+    time.sleep(1000)
+if mode == "unreachable":
+    print(" Couldn't connect to 127.0.0.1:18515"); sys.exit(1)
+if mode == "truncated":
+    print(fixture.split("#bytes")[0] + " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]"); sys.exit(1)
+print(fixture, end="")
+'''
+
+
+@pytest.fixture
+def tool(tmp_path):
+    path = tmp_path / "ib_write_bw"
+    path.write_text(STAND_IN.format(python=sys.executable, fixture=os.path.join(FIXTURES, "write_bw_mlx5_gbits_100g.txt")))
+    path.chmod(0o755)
+    return str(path)
+
+
+def args(tool, tmp_path, **extra):
+    base = dict(tool="ib_write_bw", port=28515, executable=tool, run_dir=str(tmp_path / "run"), device="mlx5_0",
+                size=65536, duration=5, fail_on_error=False, timeout=10, start_timeout=5)
+    base.update(extra)
+    return base
+
+
+def test_server_client_collect(tool, tmp_path):
+    started = run_module(perftest.main, args(tool, tmp_path, mode="server", port=28601))
+    assert started["passed"] is True and started["changed"] is False
+    assert "listening on port 28601" in started["msg"]
+    assert started["command"] == "%s -d mlx5_0 -i 1 -p 28601 -R --report_gbits -D 5 -s 65536" % tool
+    client = run_module(perftest.main, args(tool, tmp_path, mode="client", port=28601, server="127.0.0.1", min_bw_gbps=90))
+    assert client["passed"] is True, client
+    assert client["summary"] == dict(bytes=65536, value=92.40, unit="Gb/s")
+    assert client["command"].endswith("-s 65536 127.0.0.1")
+    assert client["rc"] == 0
+    collected = run_module(perftest.main, args(tool, tmp_path, mode="collect", port=28601))
+    assert collected["passed"] is True, collected
+    assert collected["summary"]["value"] == 92.40
+    assert collected["stopped"] == []
+    assert os.listdir(str(tmp_path / "run")) == []
+
+
+def test_threshold(tool, tmp_path):
+    client = run_module(perftest.main, args(tool, tmp_path, mode="client", server="127.0.0.1", min_bw_gbps=95))
+    assert client["passed"] is False
+    assert client["cause"] == "below_threshold"
+    assert "92.400 Gb/s at 65536 bytes is below the threshold 95.000" in client["msg"]
+
+
+def test_fail_on_error_fails_the_task(tool, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_MODE", "unreachable")
+    result = run_module(perftest.main, args(tool, tmp_path, mode="client", server="127.0.0.1", fail_on_error=True))
+    assert result["failed"] is True
+    assert result["cause"] == "unreachable"
+
+
+def test_server_port_in_use_reported_by_tool(tool, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_MODE", "port")
+    result = run_module(perftest.main, args(tool, tmp_path, mode="server", port=28641))
+    assert result["passed"] is False
+    assert result["cause"] == "port_in_use"
+    assert "server exited at once" in result["msg"]
+
+
+def test_stray_server_blocks_port_then_cleanup_stops_it(tool, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_MODE", "hang")
+    stray = subprocess.Popen([tool, "-p", "28631"], stdout=subprocess.DEVNULL, start_new_session=True)
+    try:
+        time.sleep(0.3)
+        blocked = run_module(perftest.main, args(tool, tmp_path, mode="server", port=28631))
+        assert blocked["passed"] is False and blocked["cause"] == "port_in_use"
+        assert "pid %d" % stray.pid in blocked["msg"]
+        check = run_module(perftest.main, dict(mode="cleanup", port=28630, port_last=28632), check_mode=True, diff=True)
+        assert check["changed"] is True and stray.poll() is None
+        assert "-p 28631" in check["diff"]["before"]
+        cleaned = run_module(perftest.main, dict(mode="cleanup", port=28630, port_last=28632))
+        assert [s["pid"] for s in cleaned["stopped"]] == [stray.pid]
+        assert stray.wait(timeout=5) is not None
+        again = run_module(perftest.main, dict(mode="cleanup", port=28630, port_last=28632))
+        assert again["changed"] is False
+    finally:
+        if stray.poll() is None:
+            stray.kill()
+
+
+def test_hung_client_times_out(tool, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_MODE", "hang")
+    began = time.time()
+    result = run_module(perftest.main, args(tool, tmp_path, mode="client", port=28611, server="127.0.0.1", timeout=2))
+    assert time.time() - began < 15
+    assert result["passed"] is False and result["cause"] == "timeout"
+    assert result["rc"] == 124
+
+
+def test_hung_server_is_stopped_at_collect(tool, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_MODE", "hang")
+    started = run_module(perftest.main, args(tool, tmp_path, mode="server", port=28621, timeout=2))
+    assert started["passed"] is True
+    pid = started["pid"]
+    collected = run_module(perftest.main, args(tool, tmp_path, mode="collect", port=28621, timeout=2))
+    assert collected["passed"] is False and collected["cause"] == "timeout"
+    assert collected["stopped"][0]["pid"] == pid
+    assert perftest.alive(pid) is False
+    assert perftest.session_members(pid) == []
+
+
+def test_truncated_output_is_a_parse_error(tool, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_MODE", "truncated")
+    result = run_module(perftest.main, args(tool, tmp_path, mode="client", server="127.0.0.1"))
+    assert result["passed"] is False
+    assert result["cause"] == "parse_error"
+    assert "truncated" in result["msg"]
+
+
+def test_check_mode_runs_nothing(tool, tmp_path):
+    result = run_module(perftest.main, args(tool, tmp_path, mode="server"), check_mode=True)
+    assert result["skipped"] is True and result["changed"] is False
+    assert not os.path.exists(str(tmp_path / "run"))
+
+
+def test_missing_tool(tmp_path):
+    result = run_module(perftest.main, dict(tool="ib_read_bw", mode="client", port=1, server="127.0.0.1",
+                                            executable=None, fail_on_error=False, run_dir=str(tmp_path)))
+    if result["cause"] != "tool_missing":
+        pytest.skip("ib_read_bw is installed on this machine")
+    assert "perftest" in result["msg"]
+
+
+def test_collect_without_server(tool, tmp_path):
+    result = run_module(perftest.main, args(tool, tmp_path, mode="collect"))
+    assert result["passed"] is False and "no server was started" in result["msg"]
+
+
+@pytest.mark.parametrize("bad, message", [
+    (dict(port=0), "port must be 1-65535"),
+    (dict(timeout=0), "timeout must be at least 1"),
+    (dict(size=-1), "size must be a positive number"),
+])
+def test_bad_input(tool, tmp_path, bad, message):
+    result = run_module(perftest.main, args(tool, tmp_path, mode="server", **bad))
+    assert result["failed"] is True and message in result["msg"]
+    assert not os.path.exists(str(tmp_path / "run"))
+
+
+def test_client_needs_server(tool, tmp_path):
+    result = run_module(perftest.main, args(tool, tmp_path, mode="client"))
+    assert result["failed"] is True and "server" in result["msg"]
+
+
+def test_rping_argv_and_latency_argv():
+    params = dict(tool="rping", port=7174, iterations=10, size=None, server="10.0.0.1", extra_args=[])
+    assert perftest.tool_argv(params, "rping", "client") == ["rping", "-c", "-v", "-p", "7174", "-C", "10", "-a", "10.0.0.1"]
+    params = dict(tool="ib_send_lat", port=18600, device="rxe0", ib_port=1, rdma_cm=False, gid_index=1, qps=None,
+                  duration=None, all_sizes=False, size=2, iterations=1000, extra_args=["-F"], server="10.0.0.1")
+    assert perftest.tool_argv(params, "ib_send_lat", "client") == [
+        "ib_send_lat", "-d", "rxe0", "-i", "1", "-p", "18600", "-x", "1", "-s", "2", "-n", "1000", "-F", "10.0.0.1"]
