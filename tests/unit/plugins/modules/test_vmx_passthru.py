@@ -62,9 +62,11 @@ def test_bad_input(params, message):
         keys(**params)
 
 
-def test_auto_without_gpu_fails():
-    with pytest.raises(Failed, match="no passthrough GPU"):
-        vmx_passthru.wanted_keys(FakeModule(numa_node_affinity="auto"), [("0000:3b:00.0", MELLANOX)], NUMA)
+def test_auto_without_gpu_follows_the_nics_and_without_devices_fails():
+    nics_only = vmx_passthru.wanted_keys(FakeModule(numa_node_affinity="auto"), [("0000:3b:00.0", MELLANOX)], {"0000:3b:00.0": 1})
+    assert nics_only == {"numa.nodeAffinity": "1"}
+    with pytest.raises(Failed, match="no PCI passthrough device"):
+        vmx_passthru.wanted_keys(FakeModule(numa_node_affinity="auto"), [], NUMA)
 
 
 def test_numa_warning_only_on_mismatch():
