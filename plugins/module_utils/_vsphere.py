@@ -86,12 +86,11 @@ class Vsphere(object):
         """[(object, {property: value})] for every object of ``vimtype`` below ``container`` (default: all)."""
         view = self.content.viewManager.CreateContainerView(container or self.content.rootFolder, [vimtype], True)
         try:
-            spec = vmodl.query.PropertyCollector.FilterSpec(
-                objectSet=[vmodl.query.PropertyCollector.ObjectSpec(
-                    obj=view, skip=True,
-                    selectSet=[vmodl.query.PropertyCollector.TraversalSpec(
-                    name="view", path="view", skip=False, type=vim.view.ContainerView)])],
-                propSet=[vmodl.query.PropertyCollector.PropertySpec(type=vimtype, pathSet=list(props), all=False)])
+            collector = vmodl.query.PropertyCollector
+            traversal = collector.TraversalSpec(name="view", path="view", skip=False, type=vim.view.ContainerView)
+            spec = collector.FilterSpec(
+                objectSet=[collector.ObjectSpec(obj=view, skip=True, selectSet=[traversal])],
+                propSet=[collector.PropertySpec(type=vimtype, pathSet=list(props), all=False)])
             result = self.content.propertyCollector.RetrieveContents([spec])
         finally:
             view.DestroyView()

@@ -78,7 +78,8 @@ options:
   numa_node_affinity:
     description:
       - C(numa.nodeAffinity), the NUMA node(s) the VM runs on, as V(0) or V(0,1).
-      - V(auto) takes the NUMA node of the VM's passthrough GPUs from the host's PCI topology.
+      - V(auto) takes the NUMA node of the VM's passthrough GPUs (of its passthrough NICs when it has no GPU) from the
+        host's PCI topology.
       - The empty string removes the key.
     type: str
   devices:
@@ -310,14 +311,15 @@ def wanted_keys(module, attached, numa):
         if affinity == "":
             want["numa.nodeAffinity"] = None
         elif affinity == "auto":
+            # The GPUs' node; a VM with passthrough NICs only follows its NICs.
             gpus = [a for a, vendor in attached if vendor is not None and (vendor & 0xFFFF) == NVIDIA_VENDOR]
-            gpu_nodes = sorted(set(numa[a] for a in gpus if a in numa))
-            if not gpus:
-                module.fail_json(msg="numa_node_affinity=auto: the VM has no passthrough GPU (attached: %s)" % (
-                    ", ".join(attached_ids) or "none"))
-            if not gpu_nodes:
-                module.fail_json(msg="numa_node_affinity=auto: the host does not report the NUMA node of %s" % ", ".join(gpus))
-            want["numa.nodeAffinity"] = ",".join(str(n) for n in gpu_nodes)
+            devices = gpus or attached_ids
+            if not devices:
+                module.fail_json(msg="numa_node_affinity=auto: the VM has no PCI passthrough device to take the NUMA node from")
+            nodes = sorted(set(numa[a] for a in devices if a in numa))
+            if not nodes:
+                module.fail_json(msg="numa_node_affinity=auto: the host does not report the NUMA node of %s" % ", ".join(devices))
+            want["numa.nodeAffinity"] = ",".join(str(n) for n in nodes)
         else:
             parts = [p.strip() for p in affinity.split(",")]
             if not all(p.isdigit() for p in parts):

@@ -283,13 +283,17 @@ def boot():
     directory = STATE_DIR
     with open(os.path.join(directory, "state.json")) as handle:
         data = json.load(handle)
-    time.sleep(0.3)
-    pidfile = os.path.join(directory, "sshd.pid")
-    try:
-        with open(pidfile) as handle:
-            os.kill(int(handle.read().strip()), 15)
-    except (OSError, ValueError):
-        pass
+    time.sleep(1.0)  # the shutdown takes a moment; the reboot command has returned by then
+    # Everything of this host goes down: sshd and every session (this host is its network namespace).
+    own = os.readlink("/proc/self/ns/net")
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            if os.readlink("/proc/%s/ns/net" % entry) == own:
+                os.kill(int(entry), 9)
+        except OSError:
+            pass
     time.sleep(float(data.get("reboot_delay", 1.0)))
     if data.get("reboot_hangs"):
         return 0

@@ -138,8 +138,12 @@ def lab_peer_class(base, wait_for, ssh_banner):
             _run(ns + ["ip", "link", "set", "lo", "up"])
             os.makedirs("/run/sshd", exist_ok=True)
             d = self.dir
+            # ESXi's shell is a plain busybox sh: sessions must not run this machine's interactive shell setup.
+            with open(os.path.join(d, "bashrc"), "w") as handle:
+                handle.write("# ESXi shell of the lab: no shell setup\n")
             script = " && ".join([
                 "hostname %s" % self.name,
+                "mount --bind %s/bashrc /root/.bashrc" % d,
                 "mount -t overlay overlay -o lowerdir=/usr/local/bin,upperdir=%s/bin,workdir=%s/work /usr/local/bin" % (d, d),
                 "exec /usr/sbin/sshd -f %s/sshd_config -E %s/sshd.log" % (d, d),
             ])
