@@ -8,21 +8,31 @@ report, with the VMs' process tables read from outside afterwards.
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 
 import pytest
 
-from conftest import INVENTORY, LAB_DIR, LABCTL, REPO, labctl
+import conftest
+from conftest import LAB_DIR, LABCTL, REPO
 
+# Another copy of the lab inventory (other loopback ports) can be named, so this runs beside VMs
+# that a different checkout keeps up on the default ports.
+INVENTORY = os.environ.get("ROCE_LAB_INVENTORY", conftest.INVENTORY)
 HOSTS = ("node1", "node2")
 # Created on the VMs' fabric NIC; the rdma_host role does this persistently, the test needs it only for its run.
 RXE = "modprobe rdma_rxe && (rdma link show rxe0/1 >/dev/null 2>&1 || rdma link add rxe0 type rxe netdev enp1s0)"
 
 
+def labctl(*args):
+    subprocess.run([sys.executable, LABCTL, "--inventory", os.path.join(INVENTORY, "hosts.yml"), "--lab-dir", LAB_DIR]
+                   + list(args), check=True, stdout=subprocess.DEVNULL)
+
+
 def vm(host, command):
     proc = subprocess.run([sys.executable, LABCTL, "--inventory", os.path.join(INVENTORY, "hosts.yml"), "--lab-dir", LAB_DIR,
-                           "exec", host, "--", "sh", "-c", command], capture_output=True, text=True, check=False)
+                           "exec", host, "--", "sh", "-c", shlex.quote(command)], capture_output=True, text=True, check=False)
     return proc.returncode, proc.stdout + proc.stderr
 
 
