@@ -89,7 +89,7 @@ def test_rping_and_write_bw_between_the_vms(vms, tmp_path):
     bw = tests["ib_write_bw:node1->node2"]
     assert bw["status"] == "passed" and bw["summary"]["unit"] == "Gb/s" and bw["summary"]["value"] > 0.001
     assert bw["client_command"].endswith("-R --report_gbits -D 3 -s 65536 10.78.0.1")
-    assert bw["server_command"].startswith("ib_write_bw -d rxe0 -i 1 -p 18516 -R")
+    assert bw["server_command"].endswith("ib_write_bw -d rxe0 -i 1 -p 18516 -R --report_gbits -D 3 -s 65536")
     assert tests["rping:node1->node2"]["msg"] == "ok"
     lat = tests["ib_send_lat:node1->node2"]
     assert lat["status"] == "passed" and lat["summary"]["unit"] == "usec"
