@@ -94,7 +94,7 @@ def test_rping_and_write_bw_between_the_vms(vms, tmp_path):
     assert bw["server_command"].endswith("ib_write_bw -d rxe0 -i 1 -p 18516 -R --report_gbits -D 3 -s 65536")
     assert tests["rping:node1->node2"]["msg"] == "ok"
     lat = tests["ib_send_lat:node1->node2"]
-    assert lat["status"] == "passed" and lat["summary"]["unit"] == "usec"
+    assert lat["status"] == "passed" and lat["summary"]["unit"] == "usec" and lat["summary"]["bytes"] == 2
     page = open(os.path.join(str(tmp_path / "report"), "report.html")).read()
     assert page.count("<svg") == 2 and "10.78.0.1" in page
     for host in vms:
