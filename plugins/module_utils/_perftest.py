@@ -209,8 +209,9 @@ def summarize(parsed):
     return dict(bytes=row["bytes"], value=value, unit="usec")
 
 
-# rping -v prints one line per ping: "ping data: rdma-ping-0: ABCDEFG..."
-_RPING_LINE_RE = re.compile(r"^ping data: rdma-ping-(\d+): ")
+# rping -v prints one line per ping: "ping data: rdma-ping-0: ABCDEFG..." (client) or
+# "server ping data: rdma-ping-0: ..." (server).
+_RPING_LINE_RE = re.compile(r"^(?:server )?ping data: rdma-ping-(\d+): ")
 
 
 def parse_rping(text, rc=0, expected=None):

@@ -447,7 +447,8 @@ def judge(params, output, rc):
 def finish(module, result):
     if not result["passed"] and module.params["fail_on_error"] and not result.get("skipped"):
         module.fail_json(**result)
-    module.exit_json(**result)
+    # Said explicitly: Ansible marks a result holding a non-zero rc as failed unless told otherwise.
+    module.exit_json(failed=False, **result)
 
 
 def main():

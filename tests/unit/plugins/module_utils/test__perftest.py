@@ -107,6 +107,11 @@ def test_no_device_classified():
 RPING_OK = "".join("ping data: rdma-ping-%d: ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqr\n" % i for i in range(5))
 
 
+def test_rping_server_lines_count():
+    server = RPING_OK.replace("ping data:", "server ping data:")
+    assert pt.parse_rping(server, rc=0, expected=5)["ok"] is True
+
+
 def test_rping_success_and_count():
     assert pt.parse_rping(RPING_OK, rc=0, expected=5) == dict(pings=5, errors=[], cause=None, ok=True)
     result = pt.parse_rping(RPING_OK, rc=0, expected=10)
