@@ -37,6 +37,8 @@ import time
 
 import yaml
 
+from peer_kube import KubeApiserver
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 FWSIM = os.path.join(HERE, "fwsim.py")
@@ -159,7 +161,8 @@ class Lab(object):
     def up(self, names, keep_state):
         os.makedirs(self.dir, exist_ok=True)
         self.ssh_key()
-        self.ensure_network()
+        if any(getattr(peer, "needs_network", True) for peer in self.select(names)):
+            self.ensure_network()
         for peer in self.select(names):
             started = time.time()
             if peer.running():
@@ -503,6 +506,7 @@ class OnyxSwitch(Peer):
 PEERS = {
     NetnsHost.kind: NetnsHost,
     OnyxSwitch.kind: OnyxSwitch,
+    KubeApiserver.kind: KubeApiserver,
 }
 
 
