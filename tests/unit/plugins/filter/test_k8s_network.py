@@ -16,7 +16,7 @@ FILTERS = FilterModule().filters()
 
 
 def test_filters_are_registered():
-    assert sorted(FILTERS) == ["k8s_network_input_errors", "k8s_network_object_errors", "k8s_nodes_missing_resources"]
+    assert sorted(FILTERS) == ["k8s_network_input_errors", "k8s_network_object_errors", "k8s_network_pending", "k8s_nodes_missing_resources"]
 
 
 def test_input_errors_filter():
@@ -32,6 +32,8 @@ def test_filters_refuse_wrong_types():
         FILTERS["k8s_network_object_errors"]({})
     with pytest.raises(AnsibleFilterError):
         FILTERS["k8s_nodes_missing_resources"]({}, ["a"])
+    with pytest.raises(AnsibleFilterError):
+        FILTERS["k8s_network_pending"]([], None)
 
 
 def test_nodes_filter_minimum_from_string():

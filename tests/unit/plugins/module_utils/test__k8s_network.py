@@ -25,8 +25,8 @@ DEEPOPS = {
 }
 
 
-def with_change(path, value, base=DEEPOPS):
-    inputs = copy.deepcopy(base)
+def with_change(path, value):
+    inputs = copy.deepcopy(DEEPOPS)
     target = inputs
     for key in path[:-1]:
         target = target[key]
@@ -236,3 +236,75 @@ def test_nodes_minimum_count():
 
 def test_no_nodes():
     assert k8s.nodes_missing_resources([], ["r/a"]) == {"missing": {}, "advertised": {}, "nodes": []}
+
+
+# --- what an apply would change ---------------------------------------------------------------------
+
+
+def daemonset(image="img:v1"):
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "ds", "namespace": "kube-system", "labels": {"a": "b"}},
+            "spec": {"template": {"spec": {"containers": [{"name": "c", "image": image, "resources": {"limits": {"cpu": 1}}}]}}}}
+
+
+def as_stored(obj, applied=None):
+    """The object as the API returns it after a client-side apply: defaults added, quantities as strings."""
+    stored = json.loads(json.dumps(obj))
+    stored["metadata"]["annotations"] = {k8s.LAST_APPLIED: json.dumps(applied or obj, sort_keys=True)}
+    stored["metadata"]["resourceVersion"] = "42"
+    container = stored["spec"]["template"]["spec"]["containers"][0]
+    container["imagePullPolicy"] = "IfNotPresent"
+    container["resources"]["limits"]["cpu"] = "1"
+    return stored
+
+
+def test_pending_absent_object():
+    assert k8s.pending_objects([daemonset()], []) == [daemonset()]
+
+
+def test_not_pending_when_stored_with_defaults():
+    assert k8s.pending_objects([daemonset()], [as_stored(daemonset())]) == []
+
+
+def test_pending_when_wanted_config_changed():
+    assert k8s.pending_objects([daemonset("img:v2")], [as_stored(daemonset())]) == [daemonset("img:v2")]
+
+
+def test_pending_when_a_field_was_removed_from_the_inputs():
+    wanted = daemonset()
+    before = daemonset()
+    before["metadata"]["labels"]["extra"] = "x"
+    assert k8s.pending_objects([wanted], [as_stored(before)]) == [wanted]
+
+
+def test_pending_when_edited_on_the_server():
+    stored = as_stored(daemonset())
+    stored["spec"]["template"]["spec"]["containers"][0]["image"] = "other:v9"
+    assert k8s.pending_objects([daemonset()], [stored]) == [daemonset()]
+
+
+def test_pending_without_last_applied_annotation():
+    stored = as_stored(daemonset())
+    del stored["metadata"]["annotations"]
+    assert k8s.pending_objects([daemonset()], [stored]) == [daemonset()]
+
+
+def test_missing_only():
+    other = dict(daemonset(), metadata={"name": "other", "namespace": "kube-system"})
+    stored = as_stored(daemonset())
+    stored["spec"]["template"]["spec"]["containers"][0]["image"] = "other:v9"
+    assert k8s.pending_objects([daemonset(), other], [stored], missing_only=True) == [other]
+
+
+def test_same_name_in_another_group_or_namespace_is_another_object():
+    wanted = daemonset()
+    elsewhere = as_stored(daemonset())
+    elsewhere["metadata"]["namespace"] = "default"
+    assert k8s.pending_objects([wanted], [elsewhere]) == [wanted]
+    assert k8s.object_key({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}) == ("", "ConfigMap", "", "x")
+
+
+def test_subset_rules():
+    assert k8s.is_subset({"a": [1, {"b": True}]}, {"a": ["1", {"b": True, "c": 0}], "d": 1})
+    assert not k8s.is_subset({"a": [1]}, {"a": [1, 2]})
+    assert not k8s.is_subset({"b": True}, {"b": "True"})
+    assert not k8s.is_subset({"a": {"b": 1}}, {"a": 1})
