@@ -2,7 +2,8 @@
 
     eval "$(tests/run env)"; python tests/bench/k8s_bench.py [--networks 8]
 
-Starts the lab's API server (lab host k8s1) empty, applies every component (Multus, CNI plugins,
+Starts a kube-apiserver of the lab's kind (host k8sbench on 127.0.0.1:6445, etcd 23795, defined in a
+temporary inventory so it never meets the lab's own k8s1) empty, applies every component (Multus, CNI plugins,
 SR-IOV CNI and device plugin, RDMA shared device plugin, whereabouts, DHCP daemon, MPI operator)
 and N NetworkAttachmentDefinitions, then runs the same play again. For each run it reports the
 wall time and the write requests the server received from the play's user, counted from the
@@ -21,15 +22,30 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LAB_DIR = os.environ.get("ROCE_LAB_DIR", os.path.join(REPO, ".lab"))
-INVENTORY = os.path.join(REPO, "inventories", "lab")
-HOST = "k8s1"
+HOST = "k8sbench"
+PORT = 6445
+ETCD_PORT = 23795
 AUDIT = os.path.join(LAB_DIR, "k8s", HOST, "audit.log")
+INVENTORY = None
 MUTATING = ("create", "update", "patch", "delete", "deletecollection")
+
+
+def write_inventory(directory):
+    """An inventory with one cluster, the benchmark's own API server."""
+    path = os.path.join(directory, "hosts.yml")
+    host = {"roce_lab_peer": "kube_apiserver", "roce_lab_k8s_port": PORT, "roce_lab_etcd_port": ETCD_PORT,
+            "ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+            "k8s_rdma_network_kubeconfig": os.path.join(LAB_DIR, "k8s", HOST, "kubeconfig"),
+            # No kubelet or controllers: nothing rolls out and nodes advertise nothing.
+            "k8s_rdma_network_wait_rollout": False, "k8s_rdma_network_node_check_retries": 0}
+    with open(path, "w") as handle:
+        json.dump({"all": {"children": {"k8s_clusters": {"hosts": {HOST: host}}}}}, handle)
+    return path
 
 
 def labctl(*args):
     subprocess.run([sys.executable, os.path.join(REPO, "tests", "lab", "labctl.py"), "--inventory",
-                    os.path.join(INVENTORY, "hosts.yml"), "--lab-dir", LAB_DIR] + list(args), check=True, stdout=subprocess.DEVNULL)
+                    INVENTORY, "--lab-dir", LAB_DIR] + list(args), check=True, stdout=subprocess.DEVNULL)
 
 
 def variables(networks):
@@ -94,6 +110,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--networks", type=int, default=8)
     args = parser.parse_args()
+    global INVENTORY  # pylint: disable=global-statement
+    workdir = tempfile.mkdtemp(prefix="k8s-bench-")
+    INVENTORY = write_inventory(workdir)
     labctl("up", HOST)
     try:
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
@@ -106,6 +125,8 @@ def main():
         return 0 if noop == 0 else 1
     finally:
         labctl("down", HOST)
+        os.unlink(INVENTORY)
+        os.rmdir(workdir)
 
 
 if __name__ == "__main__":

@@ -39,12 +39,11 @@ class Cluster(object):
         return self.api.resources.get(api_version=api_version, kind=kind)
 
     def names(self, api_version, kind, namespace=None, labelled=True):
-        try:
-            res = self.resource(api_version, kind)
-        except Exception:  # the kind is not served (its CRD is absent)
-            return []
         selector = "app.kubernetes.io/part-of=k8s-rdma-network" if labelled else None
-        items = res.get(namespace=namespace, label_selector=selector).to_dict()["items"]
+        try:
+            items = self.resource(api_version, kind).get(namespace=namespace, label_selector=selector).to_dict()["items"]
+        except Exception:  # the kind is not served (its CRD is absent, or was just deleted)
+            return []
         return sorted(i["metadata"]["name"] for i in items)
 
     def get(self, api_version, kind, name, namespace=None):
@@ -110,6 +109,7 @@ def playbook(extra_vars=None, check=False, playbook_path=PLAYBOOK, tasks=None):
             result = task["hosts"].get(HOST) or {}
             if result.get("failed"):
                 failures.append(result.get("msg") or json.dumps(result)[:2000])
+                failures.extend(item.get("msg", "") for item in result.get("results", []) if item.get("failed"))
     return proc.returncode, output["stats"].get(HOST, {}), failures, proc.stdout
 
 
@@ -336,10 +336,12 @@ def test_job_templates_are_accepted_by_the_server(deployed, tmp_path, kind, work
         assert all(pods) and cluster.get("v1", "Service", "allreduce-pods", "default")["spec"]["clusterIP"] == "None"
         pod_meta, pod_spec = pods[1]["metadata"], pods[1]["spec"]
         assert "--node-rank=1" in pod_spec["containers"][0]["command"]
-    assert pod_meta["annotations"] == {"k8s.v1.cni.cncf.io/networks": "sriov111,sriov112"}
+    assert pod_meta["annotations"]["k8s.v1.cni.cncf.io/networks"] == "sriov111,sriov112"
     container = pod_spec["containers"][0]
     assert container["securityContext"]["capabilities"]["add"] == ["IPC_LOCK"]
-    assert container["resources"]["limits"]["intel.com/sriov_111"] == "1" and container["resources"]["limits"]["nvidia.com/gpu"] == "8"
+    # Quantities: strings in a Pod, kept as given (numbers) inside an MPIJob's template.
+    limits = container["resources"]["limits"]
+    assert "%s" % limits["intel.com/sriov_111"] == "1" and "%s" % limits["nvidia.com/gpu"] == "8"
     env = dict((e["name"], e["value"]) for e in container["env"])
     assert env["NCCL_IB_DISABLE"] == "0" and env["NCCL_NET_GDR_LEVEL"] == "2" and env["NCCL_IB_HCA"] == "mlx5"
     shm = [v for v in pod_spec["volumes"] if v["name"] == "dshm"][0]
