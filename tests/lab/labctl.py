@@ -40,6 +40,7 @@ import yaml
 import peer_esxi
 import peer_vcsim
 from peer_qemu import QemuVm
+from peer_kube import KubeApiserver
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -521,6 +522,7 @@ PEERS = {
     Vcsim.kind: Vcsim,
     EsxiShell.kind: EsxiShell,
     QemuVm.kind: QemuVm,
+    KubeApiserver.kind: KubeApiserver,
 }
 
 

@@ -36,7 +36,7 @@ def lab_peer_class(base, wait_for, ssh_banner):
 
     class EsxiShell(base):
         kind = "esxi_shell"
-        lab_bridge = False
+        needs_bridge = False
 
         def __init__(self, lab, name, host_vars, index):
             super(EsxiShell, self).__init__(lab, name, host_vars, index)

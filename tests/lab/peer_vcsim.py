@@ -120,7 +120,7 @@ def lab_peer_class(base, wait_for):
 
     class Vcsim(base):
         kind = "vcsim"
-        lab_bridge = False
+        needs_bridge = False
 
         def __init__(self, lab, name, host_vars, index):
             super(Vcsim, self).__init__(lab, name, host_vars, index)

@@ -1,0 +1,52 @@
+# -*- coding: utf-8 -*-
+# Copyright: roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Filters of the k8s_rdma_network role: input checks, rendered-object checks, node resources."""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.roce.fabric.plugins.module_utils._k8s_network import (
+    input_errors,
+    nodes_missing_resources,
+    object_errors,
+    pending_objects,
+)
+
+
+def k8s_network_input_errors(inputs):
+    if not isinstance(inputs, dict):
+        raise AnsibleFilterError("k8s_network_input_errors expects a dict, got %s" % type(inputs).__name__)
+    return input_errors(inputs)
+
+
+def k8s_network_object_errors(objects):
+    if not isinstance(objects, list):
+        raise AnsibleFilterError("k8s_network_object_errors expects a list, got %s" % type(objects).__name__)
+    return object_errors(objects)
+
+
+def k8s_nodes_missing_resources(nodes, resources, minimum=1):
+    if not isinstance(nodes, list) or not isinstance(resources, list):
+        raise AnsibleFilterError("k8s_nodes_missing_resources expects a list of nodes and a list of resource names")
+    return nodes_missing_resources(nodes, resources, minimum=int(minimum))
+
+
+def k8s_network_pending(desired, actual, missing_only=False):
+    if not isinstance(desired, list) or not isinstance(actual, list):
+        raise AnsibleFilterError("k8s_network_pending expects a list of wanted objects and a list of the cluster's objects")
+    return pending_objects(desired, actual, missing_only=bool(missing_only))
+
+
+class FilterModule(object):
+
+    def filters(self):
+        return {
+            "k8s_network_input_errors": k8s_network_input_errors,
+            "k8s_network_object_errors": k8s_network_object_errors,
+            "k8s_nodes_missing_resources": k8s_nodes_missing_resources,
+            "k8s_network_pending": k8s_network_pending,
+        }

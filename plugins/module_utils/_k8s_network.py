@@ -1,0 +1,364 @@
+# -*- coding: utf-8 -*-
+# Copyright: roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Checks for Kubernetes RDMA networking: role inputs, rendered objects, CNI JSON, node resources.
+
+Pure functions (no Ansible, no Kubernetes client), used by the roce.fabric.k8s_network_* filters
+and unit-tested on their own. Every check returns a list of messages; an empty list means valid.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import ipaddress
+import json
+import re
+
+# Linux interface names: at most 15 bytes, no '/', ':' or whitespace. The SR-IOV device plugin also
+# accepts a VF range after '#' (enp5s0f0#0-3 or enp5s0f0#0,2-3).
+IFNAME_RE = re.compile(r"^[A-Za-z0-9_.\-]{1,15}$")
+PF_SELECTOR_RE = re.compile(r"^(?P<ifname>[A-Za-z0-9_.\-]{1,15})(#\d+(-\d+)?(,\d+(-\d+)?)*)?$")
+# The SR-IOV and RDMA shared device plugins accept resource names of letters, digits and '_'.
+RESOURCE_NAME_RE = re.compile(r"^[A-Za-z0-9_]{1,63}$")
+# A DNS-1123 label: what a NetworkAttachmentDefinition may be called and what pods refer to.
+DNS_LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+# A resource prefix is a DNS subdomain (intel.com, nvidia.com, rdma).
+PREFIX_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+HEX_ID_RE = re.compile(r"^[0-9a-fA-F]{4}$")
+PCI_RE = re.compile(r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
+MACVLAN_MODES = ("bridge", "private", "vepa", "passthru")
+IPAM_TYPES = ("whereabouts", "dhcp", "static", "host-local")
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _hex_ids(value):
+    """A device or vendor ID given as '101c', 4124-looking YAML ints or a list of those."""
+    items = value if isinstance(value, (list, tuple)) else [value]
+    return ["%s" % item for item in items]
+
+
+def check_hex_ids(value, what):
+    errors = []
+    ids = _hex_ids(value)
+    if not ids:
+        errors.append("%s: at least one ID is needed" % what)
+    for item in ids:
+        if not HEX_ID_RE.match(item):
+            errors.append("%s: '%s' is not a PCI ID of four hexadecimal digits (e.g. 15b3, 101c)" % (what, item))
+    return errors
+
+
+def check_ipam_range(value, what):
+    try:
+        ipaddress.ip_network("%s" % value, strict=False)
+    except ValueError:
+        return ["%s: ipam_range '%s' is not a CIDR range (e.g. 10.111.0.0/24)" % (what, value)]
+    if "/" not in "%s" % value:
+        return ["%s: ipam_range '%s' has no prefix length" % (what, value)]
+    return []
+
+
+def _check_ipam(entry, default_type, what):
+    ipam_type = entry.get("ipam_type") or default_type
+    if ipam_type not in IPAM_TYPES:
+        return ["%s: ipam_type '%s' is not one of %s" % (what, ipam_type, ", ".join(IPAM_TYPES))]
+    if ipam_type in ("whereabouts", "host-local"):
+        if not entry.get("ipam_range"):
+            return ["%s: ipam_type %s needs ipam_range" % (what, ipam_type)]
+        return check_ipam_range(entry["ipam_range"], what)
+    return []
+
+
+def check_cni_config(text, what):
+    """A NetworkAttachmentDefinition's spec.config: JSON of one CNI network or a conflist."""
+    if not isinstance(text, str):
+        return ["%s: CNI config must be a JSON string, not %s" % (what, type(text).__name__)]
+    try:
+        config = json.loads(text)
+    except ValueError as exc:
+        return ["%s: CNI config is not valid JSON (%s)" % (what, exc)]
+    if not isinstance(config, dict):
+        return ["%s: CNI config must be a JSON object" % what]
+    errors = []
+    if not isinstance(config.get("cniVersion"), str) or not config.get("cniVersion"):
+        errors.append("%s: CNI config has no cniVersion" % what)
+    if "plugins" in config:
+        plugins = config["plugins"]
+        if not isinstance(plugins, list) or not plugins:
+            errors.append("%s: CNI conflist 'plugins' must be a non-empty list" % what)
+        else:
+            for index, plugin in enumerate(plugins):
+                if not isinstance(plugin, dict) or not isinstance(plugin.get("type"), str) or not plugin.get("type"):
+                    errors.append("%s: CNI conflist plugin %d has no type" % (what, index))
+    elif not isinstance(config.get("type"), str) or not config.get("type"):
+        errors.append("%s: CNI config has no type (nor a plugins list)" % what)
+    ipam = config.get("ipam")
+    if ipam is not None and (not isinstance(ipam, dict) or (ipam and not ipam.get("type"))):
+        errors.append("%s: CNI config's ipam must be an object with a type" % what)
+    if config.get("type") == "sriov" and "vlan" in config:
+        vlan = config["vlan"]
+        if not _is_int(vlan) or not 0 <= vlan <= 4094:
+            errors.append("%s: sriov vlan %r is out of range 0-4094" % (what, vlan))
+    return errors
+
+
+def input_errors(inputs):
+    """Every problem in the role's inputs (a dict of its variables without the prefix), in order."""
+    errors = []
+    prefix = inputs.get("resource_prefix") or ""
+    if not PREFIX_RE.match(prefix):
+        errors.append("resource_prefix '%s' is not a DNS subdomain (e.g. intel.com)" % prefix)
+    sriov = inputs.get("sriov_resources") or []
+    if sriov:
+        errors.extend(check_hex_ids(inputs.get("sriov_vendor"), "sriov_vendor"))
+        errors.extend(check_hex_ids(inputs.get("sriov_dev_id"), "sriov_dev_id"))
+    num_vf = inputs.get("sriov_num_vf")
+    if num_vf is not None and (not _is_int(num_vf) or not 0 <= num_vf <= 256):
+        errors.append("sriov_num_vf %r is not a number of VFs from 0 to 256" % (num_vf,))
+
+    resource_names = {}
+    network_names = {}
+
+    def claim_resource(name, what):
+        if name in resource_names:
+            errors.append("%s: resource name '%s' is already used by %s" % (what, name, resource_names[name]))
+        else:
+            resource_names[name] = what
+
+    def claim_network(name, what):
+        if not isinstance(name, str) or not DNS_LABEL_RE.match(name):
+            errors.append("%s: network name '%s' is not a DNS-1123 label (lower-case letters, digits, '-', at most 63)" % (what, name))
+        elif name in network_names:
+            errors.append("%s: network name '%s' is already used by %s" % (what, name, network_names[name]))
+        else:
+            network_names[name] = what
+
+    for index, entry in enumerate(sriov):
+        what = "sriov_resources[%d]" % index
+        if not isinstance(entry, dict):
+            errors.append("%s: must be a dict with pf_name, vlan_id, res_name, network_name" % what)
+            continue
+        missing = [key for key in ("pf_name", "vlan_id", "res_name", "network_name") if entry.get(key) in (None, "")]
+        if missing:
+            errors.append("%s: missing %s" % (what, ", ".join(missing)))
+            continue
+        pf_names = entry["pf_name"] if isinstance(entry["pf_name"], list) else [entry["pf_name"]]
+        for pf in pf_names:
+            if not isinstance(pf, str) or not PF_SELECTOR_RE.match(pf):
+                errors.append("%s: pf_name '%s' is not an interface name (at most 15 of A-Z a-z 0-9 _ . -, optionally #first-last VFs)"
+                              % (what, pf))
+        vlan = entry["vlan_id"]
+        if not _is_int(vlan) or not 0 <= vlan <= 4094:
+            errors.append("%s: vlan_id %r is out of range 0-4094 (0 means untagged)" % (what, vlan))
+        res = entry["res_name"]
+        if not isinstance(res, str) or not RESOURCE_NAME_RE.match(res):
+            errors.append("%s: res_name '%s' may only hold letters, digits and '_' (at most 63)" % (what, res))
+        else:
+            claim_resource(res, what)
+        claim_network(entry["network_name"], what)
+        for key in ("spoofchk", "trust"):
+            if key in entry and entry[key] not in ("on", "off"):
+                errors.append("%s: %s must be 'on' or 'off', not %r" % (what, key, entry[key]))
+        errors.extend(_check_ipam(entry, inputs.get("sriov_ipam_type") or "whereabouts", what))
+
+    for index, entry in enumerate(inputs.get("rdma_shared_resources") or []):
+        what = "rdma_shared_resources[%d]" % index
+        if not isinstance(entry, dict) or not entry.get("name"):
+            errors.append("%s: must be a dict with a name" % what)
+            continue
+        if not RESOURCE_NAME_RE.match("%s" % entry["name"]):
+            errors.append("%s: name '%s' may only hold letters, digits and '_' (at most 63)" % (what, entry["name"]))
+        else:
+            claim_resource(entry["name"], what)
+        selectors = [key for key in ("ifnames", "vendors", "device_ids") if entry.get(key)]
+        if not selectors:
+            errors.append("%s: needs at least one selector (ifnames, vendors or device_ids)" % what)
+        for ifname in entry.get("ifnames") or []:
+            if not IFNAME_RE.match("%s" % ifname):
+                errors.append("%s: ifname '%s' is not an interface name" % (what, ifname))
+        for key in ("vendors", "device_ids"):
+            if entry.get(key):
+                errors.extend(check_hex_ids(entry[key], "%s.%s" % (what, key)))
+        hca_max = entry.get("rdma_hca_max", 63)
+        if not _is_int(hca_max) or not 1 <= hca_max <= 10000:
+            errors.append("%s: rdma_hca_max %r is out of range 1-10000" % (what, hca_max))
+
+    for index, entry in enumerate(inputs.get("host_device_networks") or []):
+        what = "host_device_networks[%d]" % index
+        if not isinstance(entry, dict) or not entry.get("name"):
+            errors.append("%s: must be a dict with a name" % what)
+            continue
+        claim_network(entry["name"], what)
+        sources = [key for key in ("device", "pci_address") if entry.get(key)]
+        if len(sources) != 1:
+            errors.append("%s: give exactly one of device or pci_address" % what)
+        elif entry.get("device") and not IFNAME_RE.match("%s" % entry["device"]):
+            errors.append("%s: device '%s' is not an interface name" % (what, entry["device"]))
+        elif entry.get("pci_address") and not PCI_RE.match("%s" % entry["pci_address"]):
+            errors.append("%s: pci_address '%s' is not a PCI address (0000:3b:00.0)" % (what, entry["pci_address"]))
+        errors.extend(_check_ipam(entry, "whereabouts", what))
+
+    for index, entry in enumerate(inputs.get("macvlan_networks") or []):
+        what = "macvlan_networks[%d]" % index
+        if not isinstance(entry, dict) or not entry.get("name"):
+            errors.append("%s: must be a dict with a name" % what)
+            continue
+        claim_network(entry["name"], what)
+        if not IFNAME_RE.match("%s" % entry.get("master", "")):
+            errors.append("%s: master '%s' is not an interface name" % (what, entry.get("master")))
+        if "mtu" in entry and (not _is_int(entry["mtu"]) or not 576 <= entry["mtu"] <= 9216):
+            errors.append("%s: mtu %r is out of range 576-9216" % (what, entry["mtu"]))
+        if entry.get("mode", "bridge") not in MACVLAN_MODES:
+            errors.append("%s: mode '%s' is not one of %s" % (what, entry.get("mode"), ", ".join(MACVLAN_MODES)))
+        errors.extend(_check_ipam(entry, "whereabouts", what))
+
+    for index, entry in enumerate(inputs.get("extra_networks") or []):
+        what = "extra_networks[%d]" % index
+        if not isinstance(entry, dict) or not entry.get("name"):
+            errors.append("%s: must be a dict with a name and a config" % what)
+            continue
+        claim_network(entry["name"], what)
+        errors.extend(check_cni_config(entry.get("config"), "%s (%s)" % (what, entry["name"])))
+    return errors
+
+
+def object_errors(objects):
+    """Problems in rendered Kubernetes objects that the API server would not catch.
+
+    The server checks that a NetworkAttachmentDefinition's spec.config is a string; whether that
+    string is a CNI network, and whether device plugin configurations name each resource once,
+    is ours to check.
+    """
+    errors = []
+    seen = {}
+    for obj in objects:
+        if not isinstance(obj, dict):
+            errors.append("rendered object is not a mapping: %r" % (obj,))
+            continue
+        kind = obj.get("kind")
+        meta = obj.get("metadata") or {}
+        ident = "%s %s/%s" % (kind, meta.get("namespace", "-"), meta.get("name"))
+        if not obj.get("apiVersion") or not kind or not meta.get("name"):
+            errors.append("%s: apiVersion, kind and metadata.name are required" % ident)
+            continue
+        key = (obj["apiVersion"].split("/")[0] if "/" in obj["apiVersion"] else "", kind, meta.get("namespace"), meta["name"])
+        if key in seen:
+            errors.append("%s: rendered twice" % ident)
+        seen[key] = True
+        if kind == "NetworkAttachmentDefinition":
+            errors.extend(check_cni_config((obj.get("spec") or {}).get("config"), ident))
+        if kind == "ConfigMap":
+            for data_key, text in sorted((obj.get("data") or {}).items()):
+                if not data_key.endswith(".json"):
+                    continue
+                try:
+                    parsed = json.loads(text)
+                except ValueError as exc:
+                    errors.append("%s: %s is not valid JSON (%s)" % (ident, data_key, exc))
+                    continue
+                names = []
+                if isinstance(parsed, dict):
+                    names = [r.get("resourceName") for r in parsed.get("resourceList") or parsed.get("configList") or []
+                             if isinstance(r, dict)]
+                dups = sorted(set(n for n in names if names.count(n) > 1))
+                if dups:
+                    errors.append("%s: %s names resources more than once: %s" % (ident, data_key, ", ".join(dups)))
+    return errors
+
+
+def nodes_missing_resources(nodes, resources, minimum=1):
+    """For each node (a Node object as the API returns it), the resources it does not advertise.
+
+    Returns a dict with ``missing`` (node name -> list of resource names that are absent from
+    status.allocatable or below ``minimum``), ``advertised`` (node name -> {resource: count}) and
+    ``nodes`` (the names checked).
+    """
+    missing = {}
+    advertised = {}
+    names = []
+    for node in nodes or []:
+        name = (node.get("metadata") or {}).get("name")
+        names.append(name)
+        allocatable = (node.get("status") or {}).get("allocatable") or {}
+        counts = {}
+        for resource in resources:
+            raw = allocatable.get(resource)
+            try:
+                count = int("%s" % raw) if raw is not None else 0
+            except ValueError:
+                count = 0
+            counts[resource] = count
+            if count < minimum:
+                missing.setdefault(name, []).append(resource)
+        advertised[name] = counts
+    return {"missing": missing, "advertised": advertised, "nodes": names}
+
+
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def object_key(obj):
+    """(API group, kind, namespace, name) of an object: how the API tells objects apart."""
+    api_version = obj.get("apiVersion") or ""
+    group = api_version.split("/")[0] if "/" in api_version else ""
+    meta = obj.get("metadata") or {}
+    return (group, obj.get("kind"), meta.get("namespace") or "", meta.get("name"))
+
+
+def _scalar_equal(want, have):
+    if isinstance(want, bool) or isinstance(have, bool):
+        return want is have
+    if isinstance(want, (int, float)) and isinstance(have, str) or isinstance(want, str) and isinstance(have, (int, float)):
+        # The API stores quantities as strings (cpu: 1 comes back as "1").
+        return "%s" % want == "%s" % have
+    return want == have
+
+
+def is_subset(want, have):
+    """True when everything in ``want`` is in ``have`` (which may hold more: fields the server defaults)."""
+    if isinstance(want, dict):
+        if not isinstance(have, dict):
+            return False
+        return all(key in have and is_subset(value, have[key]) for key, value in want.items())
+    if isinstance(want, list):
+        if not isinstance(have, list) or len(want) != len(have):
+            return False
+        return all(is_subset(w, h) for w, h in zip(want, have))
+    return _scalar_equal(want, have)
+
+
+def _normalized(obj):
+    return json.loads(json.dumps(obj, sort_keys=True))
+
+
+def pending_objects(desired, actual, missing_only=False):
+    """The objects of ``desired`` that an apply would change.
+
+    ``actual`` holds the objects as the API returns them. An object is pending when it is absent,
+    when the last configuration applied to it (its last-applied annotation) differs from the one
+    wanted now (so fields removed from the inputs are removed from the cluster), or when the
+    server's object no longer holds everything wanted (someone edited it). Objects that are not
+    pending need no request at all: that is what keeps a second run free of writes. With
+    ``missing_only`` only the absent objects are returned.
+    """
+    index = dict((object_key(obj), obj) for obj in actual or [] if isinstance(obj, dict))
+    pending = []
+    for obj in desired:
+        have = index.get(object_key(obj))
+        if have is None:
+            pending.append(obj)
+            continue
+        if missing_only:
+            continue
+        annotations = (have.get("metadata") or {}).get("annotations") or {}
+        try:
+            last = json.loads(annotations.get(LAST_APPLIED, "null"))
+        except ValueError:
+            last = None
+        if last != _normalized(obj) or not is_subset(_normalized(obj), have):
+            pending.append(obj)
+    return pending

@@ -1,0 +1,435 @@
+"""The k8s_rdma_network and k8s_rdma_job roles against a real kube-apiserver (lab host k8s1).
+
+The server's state is read from outside with the Kubernetes Python client, and every request that
+could change it is counted from the server's audit log, so "no change" means no write was sent.
+"""
+
+import copy
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from conftest import INVENTORY, LAB_DIR, REPO, labctl
+
+kubernetes = pytest.importorskip("kubernetes")
+from kubernetes import config as k8s_config  # noqa: E402
+from kubernetes.dynamic import DynamicClient  # noqa: E402
+from kubernetes.dynamic.exceptions import ApiException, NotFoundError  # noqa: E402
+
+HOST = "k8s1"
+K8S_DIR = os.path.join(LAB_DIR, "k8s", HOST)
+PLAYBOOK = os.path.join(REPO, "playbooks", "kubernetes.yml")
+MUTATING = ("create", "update", "patch", "delete", "deletecollection")
+with open(os.path.join(REPO, "inventories", "lab", "group_vars", "k8s_clusters.yml")) as _handle:
+    LAB_VARS = yaml.safe_load(_handle)
+
+
+class Cluster(object):
+    """The lab's API server, read from outside."""
+
+    def __init__(self):
+        self.kubeconfig = os.path.join(K8S_DIR, "kubeconfig")
+        self.api = DynamicClient(k8s_config.new_client_from_config(self.kubeconfig))
+
+    def resource(self, api_version, kind):
+        return self.api.resources.get(api_version=api_version, kind=kind)
+
+    def names(self, api_version, kind, namespace=None, labelled=True):
+        selector = "app.kubernetes.io/part-of=k8s-rdma-network" if labelled else None
+        try:
+            items = self.resource(api_version, kind).get(namespace=namespace, label_selector=selector).to_dict()["items"]
+        except Exception:  # the kind is not served (its CRD is absent, or was just deleted)
+            return []
+        return sorted(i["metadata"]["name"] for i in items)
+
+    def get(self, api_version, kind, name, namespace=None):
+        try:
+            return self.resource(api_version, kind).get(name=name, namespace=namespace).to_dict()
+        except NotFoundError:
+            return None
+
+    def snapshot(self):
+        """Every object of the role's kinds, with resourceVersions: equal snapshots mean nothing changed."""
+        kinds = [("apiextensions.k8s.io/v1", "CustomResourceDefinition", None), ("apps/v1", "DaemonSet", "kube-system"),
+                 ("v1", "ConfigMap", "kube-system"), ("v1", "ServiceAccount", "kube-system"),
+                 ("rbac.authorization.k8s.io/v1", "ClusterRole", None), ("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition", "default")]
+        state = {}
+        for api_version, kind, namespace in kinds:
+            try:
+                items = self.resource(api_version, kind).get(namespace=namespace).to_dict()["items"]
+            except Exception:
+                items = []
+            for item in items:
+                state["%s/%s/%s" % (kind, namespace, item["metadata"]["name"])] = item["metadata"]["resourceVersion"]
+        return state
+
+    def audit_mark(self):
+        with open(os.path.join(K8S_DIR, "audit.log")) as handle:
+            return len(handle.readlines())
+
+    def writes_since(self, mark, users=("admin", "viewer", "nobody"), reviews=True):
+        """Successful write requests since mark by the test's users; server-side dry runs store nothing and
+        are left out; access reviews (POSTs that store nothing either) are counted unless reviews=False."""
+        events = []
+        with open(os.path.join(K8S_DIR, "audit.log")) as handle:
+            for number, line in enumerate(handle):
+                if number < mark:
+                    continue
+                event = json.loads(line)
+                code = (event.get("responseStatus") or {}).get("code", 0)
+                if "dryRun=All" in event.get("requestURI", ""):
+                    continue
+                if not reviews and event["objectRef"].get("resource") == "selfsubjectaccessreviews":
+                    continue
+                if event["verb"] in MUTATING and event["user"]["username"] in users and 200 <= code < 300:
+                    events.append("%s %s %s" % (event["verb"], event["objectRef"].get("resource"), event["objectRef"].get("name")))
+        return events
+
+
+def playbook(extra_vars=None, check=False, playbook_path=PLAYBOOK, tasks=None):
+    """Run a playbook against k8s1; returns (rc, stats of k8s1, messages of failed tasks, stdout)."""
+    env = dict(os.environ, ANSIBLE_LOAD_CALLBACK_PLUGINS="1", ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json")
+    argv = ["ansible-playbook", "-i", INVENTORY, "--limit", HOST, playbook_path]
+    for key, value in (extra_vars or {}).items():
+        argv += ["-e", json.dumps({key: value})]
+    if check:
+        argv.append("--check")
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=REPO, check=False)
+    try:
+        output = json.loads(proc.stdout)
+    except ValueError:
+        raise AssertionError("no JSON from ansible-playbook (rc=%d)\n%s\n%s" % (proc.returncode, proc.stdout[-3000:], proc.stderr[-3000:]))
+    failures = []
+    for play in output["plays"]:
+        for task in play["tasks"]:
+            result = task["hosts"].get(HOST) or {}
+            if result.get("failed"):
+                failures.append(result.get("msg") or json.dumps(result)[:2000])
+                failures.extend(item.get("msg", "") for item in result.get("results", []) if item.get("failed"))
+    return proc.returncode, output["stats"].get(HOST, {}), failures, proc.stdout
+
+
+@pytest.fixture(scope="module")
+def k8s_lab():
+    if os.geteuid() != 0:
+        pytest.skip("the lab needs root")
+    labctl("up", HOST)
+    yield HOST
+    labctl("down", HOST)
+
+
+@pytest.fixture
+def cluster(k8s_lab):
+    """The running API server, as the previous test left it (credentials are read anew after a reset)."""
+    return Cluster()
+
+
+@pytest.fixture
+def deployed(k8s_lab):
+    """The lab inventory's full set applied (once: later tests find it in place)."""
+    current = Cluster()
+    if current.names("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition", "default") != expected_nads():
+        rc, stats, failures, out = playbook()
+        assert rc == 0, failures
+    return current
+
+
+@pytest.fixture
+def fresh(k8s_lab):
+    """An empty API server for the test (a new etcd)."""
+    labctl("reset", HOST)
+    return Cluster()
+
+
+def expected_nads():
+    return sorted([r["network_name"] for r in LAB_VARS["k8s_rdma_network_sriov_resources"]]
+                  + [n["name"] for n in LAB_VARS["k8s_rdma_network_host_device_networks"]]
+                  + [n["name"] for n in LAB_VARS["k8s_rdma_network_macvlan_networks"]])
+
+
+def test_apply_idempotent_check_and_remove(fresh):
+    rc, stats, failures, out = playbook()
+    assert rc == 0, failures
+    assert stats["changed"] >= 3 and stats["failures"] == 0
+    assert fresh.names("apiextensions.k8s.io/v1", "CustomResourceDefinition") == [
+        "ippools.whereabouts.cni.cncf.io", "mpijobs.kubeflow.org",
+        "network-attachment-definitions.k8s.cni.cncf.io", "overlappingrangeipreservations.whereabouts.cni.cncf.io"]
+    for name in fresh.names("apiextensions.k8s.io/v1", "CustomResourceDefinition"):
+        crd = fresh.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", name)
+        assert {"type": "Established", "status": "True"}.items() <= dict(
+            (c["type"], c) for c in crd["status"]["conditions"])["Established"].items()
+    assert fresh.names("apps/v1", "DaemonSet", "kube-system") == [
+        "kube-cni-plugins-ds", "kube-multus-ds", "kube-sriov-cni-ds", "kube-sriov-device-plugin", "rdma-shared-dp-ds", "whereabouts"]
+    assert fresh.names("apps/v1", "Deployment", "mpi-operator") == ["mpi-operator"]
+    assert fresh.names("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition", "default") == expected_nads()
+
+    # What the server stored is what the inventory asked for.
+    nad = fresh.get("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition", "sriov111", "default")
+    config = json.loads(nad["spec"]["config"])
+    assert config == {"cniVersion": "0.3.1", "name": "sriov111", "type": "sriov", "vlan": 111, "spoofchk": "off", "trust": "on",
+                      "ipam": {"type": "whereabouts", "range": "10.111.0.0/24"}}
+    assert nad["metadata"]["annotations"]["k8s.v1.cni.cncf.io/resourceName"] == "intel.com/sriov_111"
+    hostdev = json.loads(fresh.get("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition", "hostdev-ens192", "default")["spec"]["config"])
+    assert hostdev["type"] == "host-device" and hostdev["device"] == "ens192" and hostdev["ipam"]["type"] == "whereabouts"
+    dp = json.loads(fresh.get("v1", "ConfigMap", "sriovdp-config", "kube-system")["data"]["config.json"])
+    assert [r["resourceName"] for r in dp["resourceList"]] == ["sriov_111", "sriov_112"]
+    assert dp["resourceList"][0]["selectors"] == {"vendors": ["15b3"], "devices": ["101c"], "drivers": ["mlx5_core"],
+                                                  "pfNames": ["ens1f0np0"], "isRdma": True}
+    rdma = json.loads(fresh.get("v1", "ConfigMap", "rdma-devices", "kube-system")["data"]["config.json"])
+    assert rdma["configList"][0]["selectors"] == {"ifNames": ["ens192"]}
+    images = [c["image"] for c in fresh.get("apps/v1", "DaemonSet", "kube-multus-ds", "kube-system")["spec"]["template"]["spec"]["containers"]]
+    assert images == ["ghcr.io/k8snetworkplumbingwg/multus-cni:v4.1.0"]
+
+    before = fresh.snapshot()
+    mark = fresh.audit_mark()
+    rc, stats, failures, out = playbook()
+    assert rc == 0 and stats["changed"] == 0, failures
+    rc, stats, failures, out = playbook(check=True)
+    assert rc == 0 and stats["changed"] == 0, failures
+    assert fresh.writes_since(mark) == []
+    assert fresh.snapshot() == before
+
+    # Drift is put back: someone edits the device plugin's ConfigMap.
+    cm = fresh.resource("v1", "ConfigMap")
+    cm.patch(name="sriovdp-config", namespace="kube-system", body={"data": {"config.json": "{}"}},
+             content_type="application/merge-patch+json")
+    rc, stats, failures, out = playbook()
+    assert rc == 0 and stats["changed"] == 1, failures
+    assert json.loads(fresh.get("v1", "ConfigMap", "sriovdp-config", "kube-system")["data"]["config.json"]) == dp
+
+    # A network taken out of the inventory is not removed by present (it is only ever added); removal removes all.
+    rc, stats, failures, out = playbook({"k8s_rdma_network_state": "absent"}, check=True)
+    assert rc == 0 and stats["changed"] >= 1, failures
+    assert fresh.names("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition", "default") == expected_nads()
+    rc, stats, failures, out = playbook({"k8s_rdma_network_state": "absent", "k8s_rdma_network_remove_crds": True})
+    assert rc == 0 and stats["changed"] >= 1, failures
+    assert fresh.names("apps/v1", "DaemonSet", "kube-system", labelled=False) == []
+    assert fresh.names("v1", "ConfigMap", "kube-system") == []
+    assert fresh.names("apiextensions.k8s.io/v1", "CustomResourceDefinition") == []
+    mark = fresh.audit_mark()
+    rc, stats, failures, out = playbook({"k8s_rdma_network_state": "absent", "k8s_rdma_network_remove_crds": True})
+    assert rc == 0 and stats["changed"] == 0, failures
+    assert fresh.writes_since(mark) == []
+
+
+def bad_input(change):
+    variables = {key: copy.deepcopy(value) for key, value in LAB_VARS.items() if key.startswith("k8s_rdma_network_")}
+    change(variables)
+    return variables
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda v: v["k8s_rdma_network_sriov_resources"][1].update(vlan_id=4095),
+     "sriov_resources[1]: vlan_id 4095 is out of range 0-4094"),
+    (lambda v: v["k8s_rdma_network_sriov_resources"][1].update(res_name="sriov_111"),
+     "sriov_resources[1]: resource name 'sriov_111' is already used by sriov_resources[0]"),
+    (lambda v: v["k8s_rdma_network_sriov_resources"][0].update(pf_name="ens1f0/np0"),
+     "sriov_resources[0]: pf_name 'ens1f0/np0' is not an interface name"),
+    (lambda v: v.update(k8s_rdma_network_sriov_dev_id="0x101c"),
+     "sriov_dev_id: '0x101c' is not a PCI ID of four hexadecimal digits"),
+    (lambda v: v.update(k8s_rdma_network_extra_networks=[{"name": "raw", "config": '{"cniVersion": "0.3.1", "type": "sriov",'}]),
+     "extra_networks[0] (raw): CNI config is not valid JSON"),
+], ids=["vlan-range", "duplicate-resource", "pf-name", "hex-device-id", "malformed-cni-json"])
+def test_bad_input_changes_nothing(deployed, change, message):
+    # On a server that already holds a deployment, so "unchanged" is a real assertion.
+    cluster = deployed
+    before = cluster.snapshot()
+    mark = cluster.audit_mark()
+    rc, stats, failures, out = playbook(bad_input(change))
+    assert rc != 0
+    assert any(message in f and "nothing was applied" in f for f in failures), failures
+    assert cluster.writes_since(mark) == []
+    assert cluster.snapshot() == before
+
+
+def kubeconfig_variant(tmp_path, name, server=None):
+    with open(os.path.join(K8S_DIR, name)) as handle:
+        config = json.load(handle)
+    if server:
+        config["clusters"][0]["cluster"]["server"] = server
+    path = tmp_path / ("%s.json" % name)
+    path.write_text(json.dumps(config))
+    return str(path)
+
+
+@pytest.mark.parametrize("variant,message", [
+    ("unreachable", "cannot be used with kubeconfig"),
+    ("badtoken", "Unauthorized"),
+    ("viewer", "forbidden"),
+])
+def test_api_faults_change_nothing(deployed, tmp_path, variant, message):
+    fresh = deployed
+    if variant == "unreachable":
+        kubeconfig = kubeconfig_variant(tmp_path, "kubeconfig", server="https://127.0.0.1:6449")
+    elif variant == "badtoken":
+        kubeconfig = kubeconfig_variant(tmp_path, "kubeconfig-badtoken")
+    else:
+        kubeconfig = kubeconfig_variant(tmp_path, "kubeconfig-viewer")
+    before = fresh.snapshot()
+    mark = fresh.audit_mark()
+    rc, stats, failures, out = playbook({"k8s_rdma_network_kubeconfig": kubeconfig})
+    assert rc != 0
+    assert any(message.lower() in f.lower() and "nothing was applied" in f.lower() for f in failures), failures
+    assert fresh.writes_since(mark) == []
+    assert fresh.snapshot() == before
+
+
+def test_server_rejects_a_nad_that_breaks_the_crd_schema(deployed):
+    cluster = deployed
+    nads = cluster.resource("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition")
+    body = {"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition", "metadata": {"name": "broken", "namespace": "default"},
+            "spec": {"config": {"cniVersion": "0.3.1", "type": "sriov"}}}
+    with pytest.raises(ApiException) as err:
+        nads.create(body=body, namespace="default")
+    assert err.value.status == 422 and "spec.config" in err.value.body
+    # Every NAD the role wrote is CNI JSON the role's own checks accept.
+    for name in expected_nads():
+        config = json.loads(cluster.get("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition", name, "default")["spec"]["config"])
+        assert config["cniVersion"] == "0.3.1" and config["name"] == name and config["type"] in ("sriov", "host-device", "macvlan")
+        assert config["ipam"]["type"] == "whereabouts"
+
+
+JOB_PLAY = """
+- name: NCCL job
+  hosts: k8s_clusters
+  gather_facts: false
+  vars:
+    ansible_python_interpreter: "{{ ansible_playbook_python }}"
+  roles:
+    - role: roce.fabric.k8s_rdma_job
+"""
+
+
+@pytest.mark.parametrize("kind,workload", [("mpijob", "nccl-tests"), ("mpijob", "pytorch-ddp"), ("pods", "pytorch-ddp")])
+def test_job_templates_are_accepted_by_the_server(deployed, tmp_path, kind, workload):
+    cluster = deployed  # the MPIJob CRD and the networks are in place
+    play = tmp_path / "job.yml"
+    play.write_text(JOB_PLAY)
+    variables = {"k8s_rdma_job_kind": kind, "k8s_rdma_job_workload": workload, "k8s_rdma_job_name": "allreduce-" + kind,
+                 "k8s_rdma_job_networks": ["sriov111", "sriov112"], "k8s_rdma_job_shm_size": "32Gi",
+                 "k8s_rdma_job_resources": {"intel.com/sriov_111": 1, "intel.com/sriov_112": 1},
+                 "k8s_rdma_job_nccl_env": {"NCCL_IB_DISABLE": "0", "NCCL_NET_GDR_LEVEL": 2, "NCCL_IB_HCA": "mlx5"},
+                 "k8s_rdma_job_render_to": str(tmp_path / "rendered.yml")}
+    mark = cluster.audit_mark()
+    rc, stats, failures, out = playbook(variables, check=True, playbook_path=str(play))  # server-side dry run
+    assert rc == 0 and stats["changed"] >= 1, failures
+    assert cluster.writes_since(mark, reviews=False) == []
+    rc, stats, failures, out = playbook(variables, playbook_path=str(play))
+    assert rc == 0 and stats["changed"] >= 1, failures
+    rendered = [d for d in yaml.safe_load_all((tmp_path / "rendered.yml").read_text()) if d]
+    if kind == "mpijob":
+        job = cluster.get("kubeflow.org/v2beta1", "MPIJob", "allreduce-mpijob", "default")
+        worker = job["spec"]["mpiReplicaSpecs"]["Worker"]
+        assert worker["replicas"] == 2 and job["spec"]["slotsPerWorker"] == 8
+        pod_meta, pod_spec = worker["template"]["metadata"], worker["template"]["spec"]
+        launcher = job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]["command"]
+        assert launcher[:4] == ["mpirun", "--allow-run-as-root", "-np", "16"]
+        assert ("-x", "NCCL_IB_HCA") in list(zip(launcher, launcher[1:]))
+        if workload == "nccl-tests":
+            assert launcher[-9:] == ["/opt/nccl-tests/build/all_reduce_perf", "-b", "8", "-e", "4G", "-f", "2", "-g", "1"]
+    else:
+        pods = [cluster.get("v1", "Pod", "allreduce-pods-%d" % i, "default") for i in range(2)]
+        assert all(pods) and cluster.get("v1", "Service", "allreduce-pods", "default")["spec"]["clusterIP"] == "None"
+        pod_meta, pod_spec = pods[1]["metadata"], pods[1]["spec"]
+        assert "--node-rank=1" in pod_spec["containers"][0]["command"]
+    assert pod_meta["annotations"]["k8s.v1.cni.cncf.io/networks"] == "sriov111,sriov112"
+    container = pod_spec["containers"][0]
+    assert container["securityContext"]["capabilities"]["add"] == ["IPC_LOCK"]
+    # Quantities: strings in a Pod, kept as given (numbers) inside an MPIJob's template.
+    limits = container["resources"]["limits"]
+    assert "%s" % limits["intel.com/sriov_111"] == "1" and "%s" % limits["nvidia.com/gpu"] == "8"
+    env = dict((e["name"], e["value"]) for e in container["env"])
+    assert env["NCCL_IB_DISABLE"] == "0" and env["NCCL_NET_GDR_LEVEL"] == "2" and env["NCCL_IB_HCA"] == "mlx5"
+    shm = [v for v in pod_spec["volumes"] if v["name"] == "dshm"][0]
+    assert shm["emptyDir"] == {"medium": "Memory", "sizeLimit": "32Gi"}
+    assert {"name": "dshm", "mountPath": "/dev/shm"} in container["volumeMounts"]
+    assert [d["kind"] for d in rendered][-1] in ("MPIJob", "Pod")
+    if (kind, workload) != ("mpijob", "nccl-tests"):
+        return
+    # Idempotent, then removed.
+    rc, stats, failures, out = playbook(variables, playbook_path=str(play))
+    assert rc == 0 and stats["changed"] == 0, failures
+    rc, stats, failures, out = playbook(dict(variables, k8s_rdma_job_state="absent"), playbook_path=str(play))
+    assert rc == 0 and stats["changed"] >= 1, failures
+    assert cluster.names("v1", "Pod", "default", labelled=False) == []
+
+
+def test_job_refuses_a_bad_shm_size_server_side(deployed, tmp_path):
+    cluster = deployed
+    play = tmp_path / "job.yml"
+    play.write_text(JOB_PLAY)
+    mark = cluster.audit_mark()
+    bad = {"k8s_rdma_job_kind": "pods", "k8s_rdma_job_workload": "pytorch-ddp", "k8s_rdma_job_name": "badshm", "k8s_rdma_job_shm_size": "16GB!"}
+    rc, stats, failures, out = playbook(bad, check=True, playbook_path=str(play))
+    assert rc != 0
+    assert any("quantities must match the regular expression" in f for f in failures), failures
+    assert cluster.get("v1", "Pod", "badshm-0", "default") is None
+    assert cluster.writes_since(mark) == []
+
+
+def test_check_mode_on_an_empty_server_stores_nothing(fresh):
+    before = fresh.snapshot()
+    rc, stats, failures, out = playbook(check=True)
+    assert rc == 0, failures
+    assert stats["changed"] >= 2
+    assert "would be created after their CRD or namespace: mpi-operator, mpi-operator, sriov111, sriov112, hostdev-ens192, macvlan-ens2np0" in out
+    assert fresh.snapshot() == before
+    assert fresh.names("apiextensions.k8s.io/v1", "CustomResourceDefinition") == []
+
+
+def test_rbac_user_that_may_read_but_not_write(fresh, tmp_path):
+    """A user who can read everything the role reads is stopped by the access review, before any write."""
+    rbac = fresh.resource("rbac.authorization.k8s.io/v1", "ClusterRole")
+    rbac.create(body={"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "lab-reader"},
+                      "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]}]})
+    fresh.resource("rbac.authorization.k8s.io/v1", "ClusterRoleBinding").create(body={
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "lab-reader"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "lab-reader"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "viewer"}]})
+    before = fresh.snapshot()
+    mark = fresh.audit_mark()
+    rc, stats, failures, out = playbook({"k8s_rdma_network_kubeconfig": kubeconfig_variant(tmp_path, "kubeconfig-viewer")})
+    assert rc != 0
+    assert any("may not create customresourcedefinitions, clusterroles, daemonsets, configmaps, network-attachment-definitions" in f
+               and "nothing was applied" in f for f in failures), failures
+    assert fresh.writes_since(mark, reviews=False) == []
+    assert fresh.snapshot() == before
+
+
+def make_node(cluster, name, allocatable):
+    nodes = cluster.resource("v1", "Node")
+    nodes.create(body={"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"roce-lab": "worker"}}})
+    # The node status, as a kubelet with the device plugins registered would write it.
+    capacity = dict({"cpu": "64", "memory": "512Gi", "pods": "110"}, **allocatable)
+    nodes.status.patch(name=name, body={"status": {"capacity": capacity, "allocatable": capacity}},
+                       content_type="application/merge-patch+json")
+
+
+def test_node_check_names_nodes_and_missing_resources(fresh):
+    make_node(fresh, "gpu-a", {"intel.com/sriov_111": "8", "intel.com/sriov_112": "8", "rdma/rdma_shared_ens192": "63"})
+    make_node(fresh, "gpu-b", {"intel.com/sriov_111": "8"})
+    rc, stats, failures, out = playbook({"k8s_rdma_network_check_node_selector": "roce-lab=worker"})
+    assert rc != 0
+    assert failures == ["k8s_rdma_network: 1 of 2 node(s) do not advertise every resource: gpu-b lacks intel.com/sriov_112, "
+                        "rdma/rdma_shared_ens192. Check the VFs (sriov_numvfs), the device plugin pods' logs and their ConfigMap "
+                        "selectors on those nodes."]
+    # Everything was applied before the check: the check reads, it does not undo.
+    assert fresh.names("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition", "default") == expected_nads()
+    fresh.resource("v1", "Node").status.patch(
+        name="gpu-b", content_type="application/merge-patch+json",
+        body={"status": {"allocatable": {"intel.com/sriov_112": "8", "rdma/rdma_shared_ens192": "63"}}})
+    rc, stats, failures, out = playbook({"k8s_rdma_network_check_node_selector": "roce-lab=worker"})
+    assert rc == 0 and stats["changed"] == 0, failures
+    # Reporting instead of failing.
+    make_node(fresh, "gpu-c", {})
+    rc, stats, failures, out = playbook({"k8s_rdma_network_node_check_fail": False})
+    assert rc == 0, failures
+    assert "gpu-c lacks intel.com/sriov_111, intel.com/sriov_112, rdma/rdma_shared_ens192" in out
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))
