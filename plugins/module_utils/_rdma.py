@@ -251,3 +251,60 @@ def parse_crictl_pods(text, name, namespace):
         if meta.get("name") == name and meta.get("namespace") == namespace and item.get("state") == "SANDBOX_READY":
             ids.append(item.get("id"))
     return ids
+
+
+# --- sysfs (/sys/class/infiniband) ---------------------------------------------------------------------
+
+PCI_ADDRESS = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
+IPV4_MAPPED_PREFIX = "0000:0000:0000:0000:0000:ffff:"
+
+
+def parse_sysfs_state(text):
+    """``4: ACTIVE`` / ``5: LinkUp`` -> ``ACTIVE`` / ``LinkUp``."""
+    text = (text or "").strip()
+    return text.split(":", 1)[1].strip() if ":" in text else text
+
+
+def format_gid(raw):
+    """A sysfs GID (``fe80:0000:...:5713``) in IPv6 notation (``fe80::5054:ff:fe72:5713``, ``::ffff:10.78.0.2``)."""
+    import ipaddress
+    address = ipaddress.IPv6Address(raw.strip())
+    if address.ipv4_mapped:
+        return "::ffff:%s" % address.ipv4_mapped
+    return str(address)
+
+
+def gid_table(entries):
+    """Used GIDs from ``[(index, raw gid, type or None, netdev or None)]``; unused (all-zero) entries dropped."""
+    table = []
+    for index, raw, gid_type, netdev in sorted(entries):
+        if not raw or set(raw.strip().replace(":", "")) == {"0"}:
+            continue
+        table.append({"index": index, "gid": format_gid(raw), "type": gid_type, "netdev": netdev,
+                      "ipv4": raw.strip().startswith(IPV4_MAPPED_PREFIX)})
+    return table
+
+
+def roce_v2_ipv4_index(table):
+    """Index of the first RoCE v2 GID that carries an IPv4 address (what perftest ``-x`` and NCCL_IB_GID_INDEX want)."""
+    for entry in table:
+        if entry["type"] == "RoCE v2" and entry["ipv4"]:
+            return entry["index"]
+    return None
+
+
+def pci_of_path(path):
+    """The PCI address of a sysfs device path: the nearest path component that is one."""
+    for part in reversed((path or "").split("/")):
+        if PCI_ADDRESS.match(part):
+            return part
+    return None
+
+
+def parse_ofed_info(text):
+    """``ofed_info -s``: ``MLNX_OFED_LINUX-24.10-1.1.4.0:`` or ``OFED-internal-24.10-1.1.4:`` -> (stack, version)."""
+    match = re.search(r"(MLNX_OFED_LINUX|OFED-internal|DOCA[-_A-Za-z]*)-([0-9][0-9A-Za-z.\-]*?):?\s*$", (text or "").strip())
+    if not match:
+        return None, None
+    stack = "mlnx_ofed" if match.group(1) == "MLNX_OFED_LINUX" else "doca_ofed"
+    return stack, match.group(2)
