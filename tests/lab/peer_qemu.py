@@ -62,6 +62,7 @@ GUEST_FILES = {
     "/etc/ssh/sshd_config.d/roce-lab.conf": ("sshd_config", 0o644),
     "/etc/initramfs-tools/conf.d/roce-lab.conf": ("initramfs.conf", 0o644),
     "/etc/initramfs-tools/modules": ("initramfs-modules", 0o644),
+    "/etc/initramfs-tools/hooks/roce-lab-ib-core": ("initramfs-hook", 0o755),
 }
 # Timers and jobs that only cost boot time in a test VM.
 GUEST_MASKED = ["apt-daily.timer", "apt-daily-upgrade.timer", "e2scrub_all.timer", "e2scrub_reap.service",
