@@ -60,6 +60,9 @@ GUEST_FILES = {
     "/usr/local/sbin/roce-lab-guest": ("roce-lab-guest", 0o755),
     "/etc/systemd/system/roce-lab-guest.service": ("roce-lab-guest.service", 0o644),
     "/etc/ssh/sshd_config.d/roce-lab.conf": ("sshd_config", 0o644),
+    "/etc/initramfs-tools/conf.d/roce-lab.conf": ("initramfs.conf", 0o644),
+    "/etc/initramfs-tools/modules": ("initramfs-modules", 0o644),
+    "/etc/initramfs-tools/hooks/roce-lab-ib-core": ("initramfs-hook", 0o755),
 }
 # Timers and jobs that only cost boot time in a test VM.
 GUEST_MASKED = ["apt-daily.timer", "apt-daily-upgrade.timer", "e2scrub_all.timer", "e2scrub_reap.service",
@@ -143,7 +146,7 @@ def build_image(tmp, recipe):
         def sh(argv, **kwargs):
             log.write("+ %s\n" % " ".join(argv))
             log.flush()
-            result = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, **kwargs)
+            result = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, check=False, **kwargs)
             if result.returncode != 0:
                 raise SystemExit("lab: image build step failed (%s), see %s" % (" ".join(argv[:3]), log_path))
 
@@ -165,6 +168,7 @@ def build_image(tmp, recipe):
         for entry in os.listdir(os.path.join(rootfs, "etc", "ssh")):
             if entry.startswith("ssh_host_"):
                 os.unlink(os.path.join(rootfs, "etc", "ssh", entry))
+        sh(["chroot", rootfs, "update-initramfs", "-u", "-k", "all"])
         sh(["chroot", rootfs, "systemctl", "enable", "systemd-networkd.service", "ssh.service", "roce-lab-guest.service"])
         sh(["chroot", rootfs, "systemctl", "mask"] + GUEST_MASKED)
         sh(["chroot", rootfs, "passwd", "--lock", "root"])
@@ -327,7 +331,7 @@ class QemuVm(object):
         with open(self.path("qemu.argv"), "w") as handle:
             json.dump(argv, handle, indent=1)
         with open(self.path("qemu.log"), "w") as log:
-            result = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            result = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, check=False)
         if result.returncode != 0:
             raise SystemExit("lab: QEMU for %s did not start, see %s" % (self.name, self.path("qemu.log")))
         self.launched = time.time()
@@ -349,7 +353,6 @@ class QemuVm(object):
         with open(self.path("boot-seconds"), "w") as handle:
             handle.write("%.1f\n" % seconds)
         return seconds
-
 
 
 if __name__ == "__main__":

@@ -158,3 +158,13 @@ def sw1(switches):
 def sw2(switches):
     switches["sw2"].reset()
     return switches["sw2"]
+
+
+@pytest.fixture(scope="session")
+def vms():
+    """The lab's QEMU VM node1 (rdma_nodes), booted from a clean overlay once per session."""
+    if os.geteuid() != 0:
+        pytest.skip("the lab needs root")
+    labctl("up", "node1")
+    yield ("node1",)
+    labctl("down", "node1")

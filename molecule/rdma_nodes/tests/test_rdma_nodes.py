@@ -1,0 +1,62 @@
+"""Verify playbooks/host.yml on the lab VMs: Soft-RoCE rxe0 with its RoCE v2 GID in the role's facts module,
+exclusive RDMA namespaces loaded by the one reboot, SR-IOV VFs that came back after it, and RDMA traffic
+between the two VMs. The idempotence step before this proved that a re-run changes nothing."""
+
+import json
+import os
+import sys
+import time
+
+import testinfra
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "resources"))
+from labcheck import LAB_DIR, scenario_hosts  # noqa: E402  pylint: disable=wrong-import-position
+
+testinfra_hosts = scenario_hosts("rdma_nodes")
+FABRIC = {"node1": "10.78.0.1", "node2": "10.78.0.2"}
+
+
+def name(host):
+    return host.backend.get_hostname()
+
+
+def test_facts_list_rxe0_with_its_roce_v2_ipv4_gid(host):
+    info = host.ansible("roce.fabric.rdma_info", "", check=False)
+    (rxe,) = [d for d in info["devices"] if d["name"] == "rxe0"]
+    port = rxe["ports"][0]
+    assert rxe["driver"] == "rdma_rxe" and port["netdev"] == "enp1s0" and port["state"] == "ACTIVE"
+    index = port["roce_v2_ipv4_gid_index"]
+    assert index is not None
+    assert [g["gid"] for g in port["gids"] if g["index"] == index] == ["::ffff:%s" % FABRIC[name(host)]]
+    assert info["driver"]["stack"] == "inbox"
+
+
+def test_exclusive_namespaces_loaded_by_exactly_one_reboot(host):
+    assert host.check_output("rdma system show").startswith("netns exclusive")
+    assert "options ib_core netns_mode=0" in host.file("/etc/modprobe.d/roce-fabric-ib_core.conf").content_string
+    # Every boot prints the login banner on the serial console the lab keeps: the first boot and one reboot.
+    with open(os.path.join(LAB_DIR, "vms", name(host), "console.log"), errors="replace") as handle:
+        assert handle.read().count("%s login:" % name(host)) == 2
+
+
+def test_sriov_vfs_survived_the_reboot(host):
+    assert host.file("/sys/class/net/enp2s0/device/sriov_numvfs").content_string.strip() == "2"
+    link = json.loads(host.check_output("ip -j -d link show dev enp2s0"))[0]
+    vf0 = [vf for vf in link["vfinfo_list"] if vf["vf"] == 0][0]
+    index = sorted(FABRIC).index(name(host)) + 1
+    assert vf0["address"] == "02:72:00:00:%02x:01" % index
+    assert vf0["trust"] is True and vf0["spoofchk"] is False and vf0["vlan_list"][0]["vlan"] == 10
+    assert host.exists("ip") and host.run("ip link show enp2s0v1").rc == 0
+    assert host.service("roce-fabric-sriov-enp2s0.service").is_enabled
+
+
+def test_ib_write_bw_between_the_vms(host):
+    if name(host) != "node2":
+        return
+    inventory = os.path.dirname(os.environ["MOLECULE_INVENTORY_FILE"])
+    server = testinfra.get_host("ansible://node1?ansible_inventory=%s&force_ansible=True" % inventory)
+    server.run("nohup timeout 120 ib_write_bw -R -D 3 --report_gbits > /root/ib_write_bw.server 2>&1 &")
+    time.sleep(5)
+    client = host.run("timeout 100 ib_write_bw -R -D 3 --report_gbits %s" % FABRIC["node1"])
+    assert client.rc == 0, client.stdout + client.stderr
+    assert "BW average" in client.stdout and "Link type       : Ethernet" in client.stdout

@@ -1,0 +1,80 @@
+"""Benchmark: playbooks/host.yml (RDMA drivers, firmware, SR-IOV, RDMA namespaces, one rolling reboot)
+on the lab's two QEMU VMs, first run from clean VMs and a no-op re-run.
+
+    tests/run env > /dev/null; flock /tmp/roce-vm.lock python tests/bench/host_bench.py [--keep]
+
+Boots node1 and node2 from clean overlays (labctl up), runs the play twice and reports, per run,
+the wall time, the tasks that ran on each host (ok + changed from the play recap), the changed
+tasks, and the reboots each VM really made (boots counted on its serial console, outside the VM).
+Target: the no-op re-run reports zero changes and zero reboots; the first run reboots each host at
+most once. Needs root (QEMU, the lab). Stops the VMs at the end unless --keep.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+LABCTL = os.path.join(REPO, "tests", "lab", "labctl.py")
+INVENTORY = os.path.join(REPO, "inventories", "lab")
+LAB_DIR = os.environ.get("ROCE_LAB_DIR", os.path.join(REPO, ".lab"))
+HOSTS = ("node1", "node2")
+
+
+def labctl(*args):
+    subprocess.run([sys.executable, LABCTL, "--inventory", os.path.join(INVENTORY, "hosts.yml"), "--lab-dir", LAB_DIR] + list(args),
+                   check=True)
+
+
+def boots(host):
+    with open(os.path.join(LAB_DIR, "vms", host, "console.log"), errors="replace") as handle:
+        return handle.read().count("%s login:" % host)
+
+
+def play():
+    env = dict(os.environ, ANSIBLE_LOAD_CALLBACK_PLUGINS="1", ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json")
+    before = dict((h, boots(h)) for h in HOSTS)
+    started = time.time()
+    proc = subprocess.run(["ansible-playbook", "-i", INVENTORY, os.path.join(REPO, "playbooks", "host.yml")],
+                          capture_output=True, text=True, env=env, cwd=REPO, check=False)
+    wall = time.time() - started
+    try:
+        stats = json.loads(proc.stdout)["stats"]
+    except (ValueError, KeyError):
+        raise SystemExit("the play produced no result (rc=%d): %s" % (proc.returncode, proc.stderr[-2000:]))
+    if proc.returncode != 0:
+        raise SystemExit("the play failed (rc=%d): %s" % (proc.returncode, json.dumps(stats)))
+    return dict(wall=wall, hosts=dict((h, dict(tasks=stats[h]["ok"] + stats[h]["changed"], changed=stats[h]["changed"],
+                                               reboots=boots(h) - before[h])) for h in HOSTS))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", action="store_true", help="leave the VMs running")
+    args = parser.parse_args()
+    started = time.time()
+    labctl("up", *HOSTS)
+    boot = time.time() - started
+    try:
+        first = play()
+        second = play()
+    finally:
+        if not args.keep:
+            labctl("down", *HOSTS)
+    print("host play on %d lab VMs (QEMU TCG), VM boot %.0fs" % (len(HOSTS), boot))
+    print("%-12s %8s  %s" % ("run", "wall", "  ".join("%-28s" % h for h in HOSTS)))
+    for label, run in (("first", first), ("no-op", second)):
+        cells = ["tasks %3d changed %2d reboots %d" % (v["tasks"], v["changed"], v["reboots"]) for v in run["hosts"].values()]
+        print("%-12s %7.0fs  %s" % (label, run["wall"], "  ".join("%-28s" % c for c in cells)))
+    ok = all(v["changed"] == 0 and v["reboots"] == 0 for v in second["hosts"].values()) and \
+        all(v["reboots"] <= 1 for v in first["hosts"].values())
+    print("target (no-op: 0 changes, 0 reboots; first run: at most 1 reboot per host): %s" % ("met" if ok else "NOT met"))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
