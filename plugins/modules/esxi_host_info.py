@@ -18,6 +18,8 @@ description:
     each PCI device, and its VMs with their power state and attached PCI passthrough devices.
 author:
   - roce.fabric contributors (@roce-fabric)
+extends_documentation_fragment:
+  - roce.fabric.vsphere
 attributes:
   check_mode:
     description: Can run in check mode and return changed status prediction without modifying target.
@@ -32,25 +34,6 @@ attributes:
     support: full
     platforms: vmware
 options:
-  hostname:
-    description: vCenter or ESXi host name or address. Falls back to E(VMWARE_HOST).
-    type: str
-  port:
-    description: API port. Falls back to E(VMWARE_PORT).
-    type: int
-    default: 443
-  username:
-    description: API user. Falls back to E(VMWARE_USER).
-    type: str
-    aliases: [user]
-  password:
-    description: API password. Falls back to E(VMWARE_PASSWORD).
-    type: str
-    aliases: [pass, pwd]
-  validate_certs:
-    description: Verify the server's TLS certificate. Falls back to E(VMWARE_VALIDATE_CERTS). Turn off only for test systems.
-    type: bool
-    default: true
   esxi_hostname:
     description: Only this host, by its name in vCenter.
     type: str

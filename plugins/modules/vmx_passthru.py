@@ -29,31 +29,13 @@ author:
   - roce.fabric contributors (@roce-fabric)
 extends_documentation_fragment:
   - roce.fabric.attributes
+  - roce.fabric.vsphere
 attributes:
   platform:
     description: Runs on the controller and talks to vCenter or ESXi.
     support: full
     platforms: vmware
 options:
-  hostname:
-    description: vCenter or ESXi host name or address. Falls back to E(VMWARE_HOST).
-    type: str
-  port:
-    description: API port. Falls back to E(VMWARE_PORT).
-    type: int
-    default: 443
-  username:
-    description: API user. Falls back to E(VMWARE_USER).
-    type: str
-    aliases: [user]
-  password:
-    description: API password. Falls back to E(VMWARE_PASSWORD).
-    type: str
-    aliases: [pass, pwd]
-  validate_certs:
-    description: Verify the server's TLS certificate. Falls back to E(VMWARE_VALIDATE_CERTS). Turn off only for test systems.
-    type: bool
-    default: true
   name:
     description: The VM's name. With O(folder) when names repeat across folders.
     type: str
