@@ -29,8 +29,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -38,6 +36,7 @@ import time
 import yaml
 
 import peer_esxi
+from labutil import kill_netns_processes, live_pid, netns_pids, quiet, run, ssh_banner, stop_process, wait_for
 import peer_vcsim
 from peer_qemu import QemuVm
 from peer_kube import KubeApiserver
@@ -46,31 +45,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 FWSIM = os.path.join(HERE, "fwsim.py")
 LABHOST = os.path.join(HERE, "labhost.py")
-
-
-def run(argv, check=True, **kwargs):
-    return subprocess.run(argv, check=check, **kwargs)
-
-
-def quiet(argv):
-    return subprocess.run(argv, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
-
-
-def wait_for(predicate, timeout, what):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise SystemExit("lab: timed out after %ss waiting for %s" % (timeout, what))
-
-
-def ssh_banner(address, port=22):
-    try:
-        with socket.create_connection((address, port), timeout=1) as conn:
-            return conn.recv(64).startswith(b"SSH-")
-    except OSError:
-        return False
 
 
 class Inventory(object):
@@ -250,19 +224,10 @@ class NetnsHost(Peer):
         return quiet(["ip", "netns", "pids", self.netns]) == 0 and ssh_banner(self.address)
 
     def pids(self):
-        result = subprocess.run(["ip", "netns", "pids", self.netns], check=False, capture_output=True, text=True)
-        return [int(p) for p in result.stdout.split()] if result.returncode == 0 else []
+        return netns_pids(self.netns)
 
     def stop(self):
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            for pid in self.pids():
-                try:
-                    os.kill(pid, sig)
-                except OSError:
-                    pass
-            deadline = time.time() + 5
-            while self.pids() and time.time() < deadline:
-                time.sleep(0.1)
+        kill_netns_processes(self.netns)
         if quiet(["ip", "netns", "pids", self.netns]) == 0:
             run(["ip", "netns", "del", self.netns])
         # Deleting the namespace takes its end of the veth pair, and the kernel removes this end
@@ -468,26 +433,13 @@ class OnyxSwitch(Peer):
         return "%s:%d, Onyx %s, %d ports" % (self.address, self.port, self.version, self.ports)
 
     def pid(self):
-        try:
-            with open(os.path.join(self.dir, "pid")) as handle:
-                pid = int(handle.read().strip())
-            os.kill(pid, 0)
-            return pid
-        except (OSError, ValueError):
-            return None
+        return live_pid(os.path.join(self.dir, "pid"))
 
     def running(self):
         return self.pid() is not None and ssh_banner(self.address, self.port)
 
     def stop(self):
-        pid = self.pid()
-        if pid:
-            os.kill(pid, signal.SIGTERM)
-            deadline = time.time() + 5
-            while self.pid() and time.time() < deadline:
-                time.sleep(0.1)
-            if self.pid():
-                os.kill(pid, signal.SIGKILL)
+        stop_process(self.pid)
 
     def reset(self):
         self.stop()

@@ -17,15 +17,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ESXCLI_SIM = os.path.join(HERE, "esxcli_sim.py")
 sys.path.insert(0, HERE)
 import esxcli_sim  # noqa: E402  (the stand-in's own initial state)
+from labutil import kill_netns_processes, netns_pids  # noqa: E402
 
 
 def _run(argv, check=True):
@@ -52,22 +51,13 @@ def lab_peer_class(base, wait_for, ssh_banner):
             return "%s (netns %s), esxcli stand-in" % (self.address, self.netns)
 
         def pids(self):
-            result = subprocess.run(["ip", "netns", "pids", self.netns], check=False, capture_output=True, text=True)
-            return [int(p) for p in result.stdout.split()] if result.returncode == 0 else []
+            return netns_pids(self.netns)
 
         def running(self):
             return bool(self.pids()) and ssh_banner(self.address)
 
         def stop(self):
-            for sig in (signal.SIGTERM, signal.SIGKILL):
-                for pid in self.pids():
-                    try:
-                        os.kill(pid, sig)
-                    except OSError:
-                        pass
-                deadline = time.time() + 5
-                while self.pids() and time.time() < deadline:
-                    time.sleep(0.1)
+            kill_netns_processes(self.netns)
             if subprocess.run(["ip", "netns", "pids", self.netns], capture_output=True, check=False).returncode == 0:
                 _run(["ip", "netns", "del", self.netns])
             _run(["ip", "link", "del", self.veth], check=False)

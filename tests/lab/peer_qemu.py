@@ -38,11 +38,12 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+from labutil import quiet, run, ssh_banner, wait_for
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GUEST_DIR = os.path.join(HERE, "guest")
@@ -188,34 +189,8 @@ def build_image(tmp, recipe):
         handle.write("ok\n")
 
 
-def _port_open(address, port):
-    try:
-        with socket.create_connection((address, port), timeout=2) as conn:
-            conn.settimeout(3)
-            return conn.recv(64).startswith(b"SSH-")
-    except OSError:
-        return False
-
-
 def _mac(port):
     return "52:54:00:72:%02x:%02x" % (port >> 8 & 0xFF, port & 0xFF)
-
-
-def run(argv):
-    return subprocess.run(argv, check=True)
-
-
-def quiet(argv):
-    return subprocess.run(argv, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
-
-
-def wait_for(predicate, timeout, what):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return
-        time.sleep(1)
-    raise SystemExit("lab: timed out after %ss waiting for %s" % (timeout, what))
 
 
 class QemuVm(object):
@@ -264,7 +239,7 @@ class QemuVm(object):
             return None
 
     def running(self):
-        return self.pid() is not None and _port_open(self.address, self.port)
+        return self.pid() is not None and ssh_banner(self.address, self.port, timeout=2)
 
     def ssh_argv(self, command):
         return ["ssh", "-i", self.lab.ssh_key(), "-p", str(self.port), "-o", "BatchMode=yes",
@@ -344,11 +319,11 @@ class QemuVm(object):
         def ready():
             if self.pid() is None:
                 raise SystemExit("lab: VM %s stopped while booting, see %s" % (self.name, self.path("console.log")))
-            if not _port_open(self.address, self.port):
+            if not ssh_banner(self.address, self.port, timeout=2):
                 return False
             return quiet(self.ssh_argv(["true"])) == 0
 
-        wait_for(ready, timeout, "VM %s to boot (console: %s)" % (self.name, self.path("console.log")))
+        wait_for(ready, timeout, "VM %s to boot (console: %s)" % (self.name, self.path("console.log")), interval=1)
         seconds = time.time() - started
         with open(self.path("boot-seconds"), "w") as handle:
             handle.write("%.1f\n" % seconds)

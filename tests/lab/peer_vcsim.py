@@ -22,12 +22,13 @@ import hashlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+
+from labutil import live_pid, stop_process
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, "vcsim")
@@ -137,13 +138,7 @@ def lab_peer_class(base, wait_for):
                 self.port, self.vars.get("roce_lab_vcsim_hosts", 3), self.vars.get("roce_lab_vcsim_vms", 2))
 
         def pid(self):
-            try:
-                with open(os.path.join(self.dir, "pid")) as handle:
-                    pid = int(handle.read().strip())
-                os.kill(pid, 0)
-                return pid
-            except (OSError, ValueError):
-                return None
+            return live_pid(os.path.join(self.dir, "pid"))
 
         def running(self):
             return self.pid() is not None and self.state() is not None
@@ -152,14 +147,7 @@ def lab_peer_class(base, wait_for):
             return state(self.port)
 
         def stop(self):
-            pid = self.pid()
-            if pid:
-                os.kill(pid, signal.SIGTERM)
-                deadline = time.time() + 5
-                while self.pid() and time.time() < deadline:
-                    time.sleep(0.1)
-                if self.pid():
-                    os.kill(pid, signal.SIGKILL)
+            stop_process(self.pid)
 
         def reset(self):
             self.stop()

@@ -1,0 +1,79 @@
+"""Small helpers shared by the lab controller (labctl.py) and its peer kinds (peer_*.py)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+
+
+def run(argv, check=True, **kwargs):
+    return subprocess.run(argv, check=check, **kwargs)
+
+
+def quiet(argv):
+    """Run a command without output; return its exit status."""
+    return subprocess.run(argv, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+
+
+def wait_for(predicate, timeout, what, interval=0.2):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return
+        time.sleep(interval)
+    raise SystemExit("lab: timed out after %ss waiting for %s" % (timeout, what))
+
+
+def ssh_banner(address, port=22, timeout=1):
+    """True when an SSH server answers with its banner at address:port."""
+    try:
+        with socket.create_connection((address, port), timeout=timeout) as conn:
+            conn.settimeout(timeout + 1)
+            return conn.recv(64).startswith(b"SSH-")
+    except OSError:
+        return False
+
+
+def live_pid(pid_file):
+    """The PID written in pid_file when that process still runs, else None."""
+    try:
+        with open(pid_file) as handle:
+            pid = int(handle.read().strip())
+        os.kill(pid, 0)
+        return pid
+    except (OSError, ValueError):
+        return None
+
+
+def netns_pids(netns):
+    result = subprocess.run(["ip", "netns", "pids", netns], check=False, capture_output=True, text=True)
+    return [int(p) for p in result.stdout.split()] if result.returncode == 0 else []
+
+
+def kill_netns_processes(netns, grace=5):
+    """SIGTERM, then SIGKILL, every process of a network namespace; wait up to grace seconds for each."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in netns_pids(netns):
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        deadline = time.time() + grace
+        while netns_pids(netns) and time.time() < deadline:
+            time.sleep(0.1)
+
+
+def stop_process(pid_of, grace=5):
+    """Stop the process that pid_of() names: SIGTERM, then SIGKILL after grace seconds."""
+    pid = pid_of()
+    if not pid:
+        return
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.time() + grace
+    while pid_of() and time.time() < deadline:
+        time.sleep(0.1)
+    if pid_of():
+        os.kill(pid, signal.SIGKILL)
