@@ -111,7 +111,9 @@ def test_faults_port_in_use_unreachable_pair_and_hang(vms, tmp_path):
     # the first test gets (18600): not a perftest server, so it is reported, never stopped. On node2 a
     # stray ib_write_bw server from an earlier run sits on the second test's port (18601): the role stops it.
     rc, out = vm("node1", "setsid python3 -c 'import socket,time; s=socket.socket(); s.bind((\"0.0.0.0\", 18600)); "
-                          "s.listen(1); time.sleep(600)' >/dev/null 2>&1 < /dev/null & sleep 2; pgrep -f 18600")
+                          "s.listen(1); time.sleep(600)' >/dev/null 2>&1 < /dev/null & echo $!; sleep 2")
+    assert rc == 0, out
+    # $! is the listener itself (setsid execs it in place); pgrep -f would also match this very shell.
     listener = out.split()[0]
     rc, out = vm("node2", "setsid ib_write_bw -p 18601 >/dev/null 2>&1 < /dev/null & sleep 1; pgrep -f 'ib_write_bw -p 18601'")
     assert rc == 0, out
