@@ -19,14 +19,13 @@ description:
 author:
   - roce.fabric contributors (@roce-fabric)
 extends_documentation_fragment:
+  - roce.fabric.attributes
   - roce.fabric.vsphere
 attributes:
   check_mode:
-    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
     details: Read-only; it changes nothing in any mode.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
     support: none
     details: Read-only; nothing to diff.
   platform:

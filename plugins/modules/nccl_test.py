@@ -24,19 +24,15 @@ description:
   - Runs a measurement and changes nothing.
 author:
   - roce.fabric contributors (@roce-fabric)
+extends_documentation_fragment:
+  - roce.fabric.attributes
 attributes:
   check_mode:
-    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
     details: In check mode nothing runs and RV(skipped) is true.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
     support: none
     details: A measurement; there is never a difference to show.
-  idempotent:
-    description:
-      - When run twice in a row with the same arguments, the second run reports no change and makes no mutating call.
-    support: full
   platform:
     description: Runs on a Linux host with NVIDIA GPUs.
     support: full

@@ -28,18 +28,16 @@ description:
     task, so a validation run can go on with the next pair.
 author:
   - roce.fabric contributors (@roce-fabric)
+extends_documentation_fragment:
+  - roce.fabric.attributes
 attributes:
   check_mode:
-    description: Can run in check mode and return changed status prediction without modifying target.
     support: full
     details: In check mode no benchmark runs (RV(skipped) is true); O(mode=cleanup) reports the processes it would stop.
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
     support: full
     details: Only O(mode=cleanup) changes anything; its diff lists the stray processes before and after.
   idempotent:
-    description:
-      - When run twice in a row with the same arguments, the second run reports no change and makes no mutating call.
     support: partial
     details:
       - A benchmark is a measurement and leaves nothing behind (O(mode=collect) reaps the server and removes its

@@ -24,18 +24,12 @@ description:
   - Only reads; never changes anything.
 author:
   - roce.fabric contributors (@roce-fabric)
+extends_documentation_fragment:
+  - roce.fabric.attributes
 attributes:
-  check_mode:
-    description: Can run in check mode and return changed status prediction without modifying target.
-    support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check mode), when in diff mode.
     support: none
     details: Reads only; there is never a difference to show.
-  idempotent:
-    description:
-      - When run twice in a row with the same arguments, the second run reports no change and makes no mutating call.
-    support: full
   facts:
     description: Action returns an C(ansible_facts) dictionary that will update existing host facts.
     support: full
