@@ -12,11 +12,15 @@ module: rdma_facts
 short_description: Discover RDMA devices, RoCE GIDs, link rates, GPUs and their NUMA affinity
 version_added: 1.0.0
 description:
-  - Reads the kernel's view of RDMA devices from sysfs (C(/sys/class/infiniband)), for every port its state,
-    link layer, rate, GID table with GID types and network interfaces, and picks the RoCE v2 GID index
-    that tools such as C(ib_write_bw -R) and NCCL (C(NCCL_IB_GID_INDEX)) must use (the first RoCE v2 GID
-    holding an IPv4 address).
+  - Reads the kernel's view of RDMA devices from sysfs (C(/sys/class/infiniband)) of the host's network namespace;
+    for every device its driver, firmware version, node type and GUID, PCI address and NUMA node (for a software
+    device such as Soft-RoCE C(rxe0), of the network interface it runs on); for every port its state, physical
+    state, link layer, rate, GID table with GID types and network interfaces, and the RoCE v2 GID index that tools
+    such as C(ib_write_bw -x) and NCCL (C(NCCL_IB_GID_INDEX)) must use (the first RoCE v2 GID holding an IPv4
+    address).
   - Reads the MTU and state of each port's network interface, the adapter's PCI address and NUMA node.
+  - Reports the RDMA driver stack, V(mlnx_ofed) or V(doca_ofed) with its version when C(ofed_info) is installed
+    (C(ofed_info -s) is run), else V(inbox) with the kernel release.
   - Lists NVIDIA GPUs from the PCI bus with their NUMA node and local CPUs and, when C(nvidia-smi) is
     installed, parses C(nvidia-smi topo -m) to pair each GPU with its closest NIC.
   - Builds the NCCL environment for the active ports (C(NCCL_IB_HCA), C(NCCL_IB_GID_INDEX),
@@ -38,6 +42,14 @@ attributes:
     support: full
     platforms: posix
 options:
+  devices:
+    description:
+      - Only these RDMA devices (default every one), for O(ignore:ansible_facts.roce_rdma.devices), the active
+        O(ignore:ansible_facts.roce_rdma.ports) and the NCCL environment.
+      - A name that is not an RDMA device of the host is an error that lists the devices found.
+    type: list
+    elements: str
+    default: []
   root:
     description:
       - Directory under which C(sys/) is read. Only for tests and chroots; the default reads the running kernel.
@@ -69,7 +81,8 @@ options:
       - Interface for NCCL's bootstrap and socket transport. Default is the network interface of the first active port.
     type: str
 notes:
-  - "Soft-RoCE (rxe) devices have no PCI function: their O(ignore:pci) is null and O(ignore:parent) names the netdev."
+  - "Soft-RoCE (rxe) devices have no PCI function: their O(ignore:pci) is null, O(ignore:parent) names the netdev,
+    and O(ignore:parent_pci) and O(ignore:parent_numa_node) say where that netdev's adapter sits."
 seealso:
   - module: roce.fabric.perftest
 """
@@ -82,6 +95,17 @@ EXAMPLES = r"""
   ansible.builtin.debug:
     msg: "{{ ansible_facts.roce_rdma.ports[0].gid_index }}"
   when: ansible_facts.roce_rdma.ports | length > 0
+
+- name: GID index for perftest on the first port of mlx5_0, and the driver stack
+  roce.fabric.rdma_facts:
+    devices: [mlx5_0]
+    gpu_topology: false
+
+- name: Show them
+  ansible.builtin.debug:
+    msg: >-
+      {{ ansible_facts.roce_rdma.devices[0].ports[0].roce_v2_ipv4_gid_index }}
+      {{ ansible_facts.roce_rdma.driver.stack }} {{ ansible_facts.roce_rdma.driver.version }}
 
 - name: RoCE ports only, GPUDirect RDMA allowed through the host bridge
   roce.fabric.rdma_facts:
@@ -97,45 +121,237 @@ ansible_facts:
   contains:
     roce_rdma:
       description: The discovery result.
+      returned: always
       type: dict
       contains:
         devices:
-          description:
-            - Every RDMA device with C(name), C(driver), C(pci), C(numa_node), C(local_cpulist), C(parent) and C(ports)
-              (C(port), C(state), C(phys_state), C(link_layer), C(rate), C(rate_gbps), C(gids), C(netdev),
-              C(roce_v2_gid_index), C(ipv4)).
+          description: Every RDMA device (those of O(devices) when given), sorted by name.
+          returned: always
           type: list
           elements: dict
+          contains:
+            name:
+              description: The RDMA device name.
+              type: str
+              sample: mlx5_0
+            driver:
+              description:
+                - The kernel driver of the device's PCI function (V(mlx5_core), V(irdma), ...), V(rxe) or V(siw)
+                  for a software device; null when unknown.
+              type: str
+              sample: mlx5_core
+            software:
+              description: True for a device without a PCI function of its own (Soft-RoCE C(rxe), C(siw)).
+              type: bool
+              sample: false
+            fw_ver:
+              description: Firmware version (C(0.0.0) or similar for software devices).
+              type: str
+              sample: "22.36.1010"
+            node_type:
+              description: Node type (V(CA) for an adapter).
+              type: str
+              sample: CA
+            node_guid:
+              description: Node GUID.
+              type: str
+              sample: "0c42:a103:008d:1a2b"
+            pci:
+              description: PCI address of the device; null for software devices.
+              type: str
+              sample: "0000:3b:00.0"
+            numa_node:
+              description: NUMA node of the device's PCI function (-1 when the platform has none); null for software devices.
+              type: int
+              sample: 0
+            local_cpulist:
+              description: CPUs local to the device's PCI function; null for software devices.
+              type: str
+              sample: "0-23,48-71"
+            parent:
+              description: The network interface a software device runs on (sysfs C(parent)); null for others.
+              type: str
+              sample: ens3
+            parent_pci:
+              description:
+                - For a software device, the PCI address of the network interface it runs on; null for hardware devices
+                  and virtual interfaces.
+              type: str
+              sample: "0000:01:00.0"
+            parent_numa_node:
+              description: For a software device, the NUMA node of O(ignore:parent_pci); null otherwise.
+              type: int
+              sample: -1
+            ports:
+              description: The device's ports.
+              type: list
+              elements: dict
+              contains:
+                port:
+                  description: Port number.
+                  type: int
+                  sample: 1
+                state:
+                  description: Logical state (V(ACTIVE), V(DOWN), V(INIT), ...).
+                  type: str
+                  sample: ACTIVE
+                phys_state:
+                  description: Physical state (V(LinkUp), V(Disabled), ...).
+                  type: str
+                  sample: LinkUp
+                link_layer:
+                  description: V(Ethernet) (RoCE) or V(InfiniBand).
+                  type: str
+                  sample: Ethernet
+                rate:
+                  description: The rate as sysfs prints it.
+                  type: str
+                  sample: 100 Gb/sec (2X HDR)
+                rate_gbps:
+                  description: The rate in Gb/s.
+                  type: float
+                  sample: 100.0
+                gids:
+                  description: The used entries of the GID table, by index.
+                  type: list
+                  elements: dict
+                  contains:
+                    index:
+                      description: GID index.
+                      type: int
+                    gid:
+                      description: The GID as sysfs prints it.
+                      type: str
+                      sample: "0000:0000:0000:0000:0000:ffff:0a63:0002"
+                    address:
+                      description: The GID in IPv6 notation.
+                      type: str
+                      sample: "::ffff:10.99.0.2"
+                    type:
+                      description: GID type (V(RoCE v2), V(IB/RoCE v1)).
+                      type: str
+                      sample: RoCE v2
+                    netdev:
+                      description: Network interface of the GID.
+                      type: str
+                      sample: ens3
+                    ipv4:
+                      description: The IPv4 address of an IPv4-mapped GID, else null.
+                      type: str
+                      sample: 10.99.0.2
+                netdev:
+                  description: The port's network interface (C(name), C(mtu), C(operstate), C(address)), null when none.
+                  type: dict
+                  sample: {name: ens3, mtu: 4200, operstate: up, address: "52:54:00:00:00:02"}
+                roce_v2_gid_index:
+                  description: Index of the first RoCE v2 GID holding an IPv4 address, else of the first RoCE v2 GID; null when none.
+                  type: int
+                  sample: 3
+                ipv4:
+                  description: IPv4 address of the GID at O(ignore:roce_v2_gid_index), null when it holds none.
+                  type: str
+                  sample: 10.10.11.11
+                roce_v2_ipv4_gid_index:
+                  description:
+                    - Index of the first RoCE v2 GID holding an IPv4 address (what C(ib_write_bw -x) and C(NCCL_IB_GID_INDEX)
+                      want); null when there is none.
+                  type: int
+                  sample: 3
           sample:
             - name: rxe0
               driver: rxe
+              software: true
+              fw_ver: "0.0.0"
+              node_type: CA
+              node_guid: "5054:00ff:fe72:5712"
               pci:
+              numa_node:
+              local_cpulist:
               parent: ens3
+              parent_pci: "0000:01:00.0"
+              parent_numa_node: -1
               ports:
                 - port: 1
                   state: ACTIVE
+                  phys_state: LinkUp
                   link_layer: Ethernet
+                  rate: 10 Gb/sec (1X QDR)
                   rate_gbps: 10.0
+                  gids:
+                    - {index: 0, gid: "fe80:0000:0000:0000:5054:00ff:fe72:5712", address: "fe80::5054:ff:fe72:5712",
+                       type: RoCE v2, netdev: ens3, ipv4: null}
+                    - {index: 1, gid: "0000:0000:0000:0000:0000:ffff:0a63:0002", address: "::ffff:10.99.0.2",
+                       type: RoCE v2, netdev: ens3, ipv4: 10.99.0.2}
+                  netdev: {name: ens3, mtu: 4200, operstate: up, address: "52:54:00:72:57:12"}
                   roce_v2_gid_index: 1
                   ipv4: 10.99.0.2
-                  netdev: {name: ens3, mtu: 4200, operstate: up}
+                  roce_v2_ipv4_gid_index: 1
         ports:
-          description: Active ports, flattened (C(device), C(port), C(rate_gbps), C(gid_index), C(ipv4), C(netdev), C(mtu),
-            C(link_layer), C(numa_node)).
+          description: Active ports (of O(link_layer)), flattened.
+          returned: always
           type: list
           elements: dict
+          contains:
+            device:
+              description: RDMA device name.
+              type: str
+            port:
+              description: Port number.
+              type: int
+            rate_gbps:
+              description: Link rate in Gb/s.
+              type: float
+            gid_index:
+              description: The port's C(roce_v2_gid_index).
+              type: int
+            ipv4:
+              description: IPv4 address of that GID.
+              type: str
+            netdev:
+              description: Network interface name.
+              type: str
+            mtu:
+              description: MTU of the network interface.
+              type: int
+            link_layer:
+              description: V(Ethernet) or V(InfiniBand).
+              type: str
+            numa_node:
+              description: NUMA node of the device.
+              type: int
+          sample:
+            - {device: mlx5_0, port: 1, rate_gbps: 100.0, gid_index: 3, ipv4: 10.10.11.11, netdev: ens1f0np0, mtu: 9000,
+               link_layer: Ethernet, numa_node: 0}
+        driver:
+          description: The RDMA driver stack.
+          returned: always
+          type: dict
+          contains:
+            stack:
+              description: V(mlnx_ofed) or V(doca_ofed) (from C(ofed_info -s)), else V(inbox).
+              type: str
+            version:
+              description: The NVIDIA stack's version, or for V(inbox) the kernel release.
+              type: str
+          sample: {"stack": "inbox", "version": "6.1.0-50-amd64"}
         gpus:
           description: NVIDIA GPUs on the PCI bus (C(pci), C(device_id), C(numa_node), C(local_cpulist)).
+          returned: always
           type: list
           elements: dict
+          sample:
+            - {pci: "0000:17:00.0", device_id: "0x2335", numa_node: 0, local_cpulist: "0-23,48-71"}
         topology:
           description: Parsed C(nvidia-smi topo -m) (C(gpus), C(nics)), or null when not run.
+          returned: always
           type: dict
         affinity:
           description: Per GPU the closest NIC (C(nic), C(nic_link), C(numa_node), C(cpus), C(warning)).
+          returned: always
           type: dict
         nccl_env:
           description: Environment for NCCL jobs built from the active ports.
+          returned: always
           type: dict
           sample:
             NCCL_IB_HCA: "=mlx5_0:1"
@@ -144,23 +360,45 @@ ansible_facts:
             OMPI_MCA_coll_hcoll_enable: "0"
             HCOLL_ENABLE_MCAST_ALL: "0"
         commands:
-          description: Commands run (C(nvidia-smi topo -m) when run).
+          description: Commands run (C(ofed_info -s) and C(nvidia-smi topo -m) when run).
+          returned: always
           type: list
           elements: str
 """
+
+import platform
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.roce.fabric.plugins.module_utils import _gpu
 from ansible_collections.roce.fabric.plugins.module_utils import _nccl
-from ansible_collections.roce.fabric.plugins.module_utils import _rdma_sysfs as _rdma
+from ansible_collections.roce.fabric.plugins.module_utils import _rdma
 from ansible_collections.roce.fabric.plugins.module_utils._command import CommandRunner
+
+
+def driver_stack(module, runner):
+    """``{stack, version}``: the NVIDIA stack from ``ofed_info -s`` when it is installed, else inbox."""
+    driver = {"stack": "inbox", "version": _rdma.kernel_release(module.params["root"]) or platform.release()}
+    ofed_info = module.get_bin_path("ofed_info")
+    if ofed_info:
+        rc, out, err = runner.run([ofed_info, "-s"])
+        stack, version = _rdma.parse_ofed_info(out)
+        if rc == 0 and stack:
+            driver = {"stack": stack, "version": version}
+    return driver
 
 
 def discover(module, runner):
     params = module.params
     root = params["root"]
-    devices = _rdma.rdma_devices(root)
+    wanted = params["devices"]
+    if wanted:
+        found = _rdma.rdma_device_names(root)
+        unknown = [d for d in wanted if d not in found]
+        if unknown:
+            module.fail_json(msg="unknown RDMA device(s): %s (found: %s)" % (", ".join(unknown), ", ".join(found) or "none"))
+    devices = _rdma.rdma_devices(root, names=wanted or None)
+    driver = driver_stack(module, runner)
     layer = None if params["link_layer"] == "any" else params["link_layer"]
     ports = _rdma.usable_ports(devices, layer)
     gpus = _rdma.gpus(root)
@@ -189,13 +427,14 @@ def discover(module, runner):
                          gid_index=gid_indexes[0] if gid_indexes and any(p["link_layer"] == "Ethernet" for p in ports)
                          else None,
                          socket_ifname=ifname, gdr_level=params["nccl_gdr_level"])
-    return dict(devices=devices, ports=ports, gpus=gpus, topology=topology, affinity=affinity, nccl_env=env,
+    return dict(devices=devices, ports=ports, driver=driver, gpus=gpus, topology=topology, affinity=affinity, nccl_env=env,
                 commands=list(runner.executed))
 
 
 def main():
     module = AnsibleModule(
         argument_spec=dict(
+            devices=dict(type="list", elements="str", default=[]),
             root=dict(type="path", default="/"),
             link_layer=dict(type="str", default="any", choices=["any", "Ethernet", "InfiniBand"]),
             gpu_topology=dict(type="bool", default=True),

@@ -21,14 +21,15 @@ def name(host):
 
 
 def test_facts_list_rxe0_with_its_roce_v2_ipv4_gid(host):
-    info = host.ansible("roce.fabric.rdma_info", "", check=False)
-    (rxe,) = [d for d in info["devices"] if d["name"] == "rxe0"]
+    facts = host.ansible("roce.fabric.rdma_facts", "gpu_topology=false", check=False)["ansible_facts"]["roce_rdma"]
+    (rxe,) = [d for d in facts["devices"] if d["name"] == "rxe0"]
     port = rxe["ports"][0]
-    assert rxe["driver"] == "rdma_rxe" and port["netdev"] == "enp1s0" and port["state"] == "ACTIVE"
+    assert rxe["driver"] == "rxe" and rxe["software"] and port["netdev"]["name"] == "enp1s0" and port["state"] == "ACTIVE"
     index = port["roce_v2_ipv4_gid_index"]
     assert index is not None
-    assert [g["gid"] for g in port["gids"] if g["index"] == index] == ["::ffff:%s" % FABRIC[name(host)]]
-    assert info["driver"]["stack"] == "inbox"
+    assert [g["address"] for g in port["gids"] if g["index"] == index] == ["::ffff:%s" % FABRIC[name(host)]]
+    assert port["ipv4"] == FABRIC[name(host)]
+    assert facts["driver"]["stack"] == "inbox"
 
 
 def test_exclusive_namespaces_loaded_by_exactly_one_reboot(host):

@@ -156,3 +156,42 @@ def test_pods_match_exactly_and_only_ready_sandboxes():
     assert _rdma.parse_crictl_pods(text, "rdma-test", "default") == ["5c1f0a8d2e4b7a96c3d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6"]
     assert _rdma.parse_crictl_pods(text, "rdma-test", "other") == []
     assert _rdma.parse_crictl_pods('{"items": []}', "rdma-test", "default") == []
+
+
+# --- sysfs value and ofed_info parsers -----------------------------------------------------------------------
+
+
+def test_ofed_info_versions():
+    assert _rdma.parse_ofed_info("MLNX_OFED_LINUX-24.10-1.1.4.0:\n") == ("mlnx_ofed", "24.10-1.1.4.0")
+    assert _rdma.parse_ofed_info("OFED-internal-25.01-0.6.0:\n") == ("doca_ofed", "25.01-0.6.0")
+    assert _rdma.parse_ofed_info("") == (None, None)
+
+
+def test_gid_helpers():
+    assert _rdma.format_gid("0000:0000:0000:0000:0000:ffff:0a4e:0001") == "::ffff:10.78.0.1"
+    assert _rdma.format_gid("fe80:0000:0000:0000:5054:00ff:fe72:5713") == "fe80::5054:ff:fe72:5713"
+    assert _rdma.format_gid("not a gid") is None
+    assert _rdma.gid_address("0000:0000:0000:0000:0000:ffff:0a63:0002") == "10.99.0.2"
+    assert _rdma.gid_address("fe80:0000:0000:0000:5054:00ff:fe72:5713") is None
+    assert _rdma.gid_unused("0000:0000:0000:0000:0000:0000:0000:0000") and _rdma.gid_unused("") and _rdma.gid_unused(None)
+    assert not _rdma.gid_unused("fe80:0000:0000:0000:5054:00ff:fe72:5713")
+    assert _rdma.gid_entry(1, "0000:0000:0000:0000:0000:ffff:0a4e:0002\n", "RoCE v2", "enp1s0") == dict(
+        index=1, gid="0000:0000:0000:0000:0000:ffff:0a4e:0002", address="::ffff:10.78.0.2", type="RoCE v2",
+        netdev="enp1s0", ipv4="10.78.0.2")
+    assert _rdma.parse_sysfs_state("4: ACTIVE") == "ACTIVE"
+    assert _rdma.parse_sysfs_state("") is None and _rdma.parse_sysfs_state(None) is None
+    assert _rdma.parse_rate_gbps("2.5 Gb/sec (1X SDR)") == 2.5 and _rdma.parse_rate_gbps("invalid") is None
+    assert _rdma.pci_of_path("/sys/devices/pci0000:00/0000:00:04.0/0000:01:00.0/virtio2") == "0000:01:00.0"
+    assert _rdma.pci_of_path("/sys/devices/virtual/net/lo") is None
+    assert _rdma.software_driver("rxe0") == "rxe" and _rdma.software_driver("siw0") == "siw"
+    assert _rdma.software_driver("mlx5_0") is None
+
+
+def test_roce_v2_gid_choice():
+    v1_v2 = [dict(index=0, type="IB/RoCE v1", ipv4=None), dict(index=1, type="RoCE v2", ipv4=None),
+             dict(index=2, type="IB/RoCE v1", ipv4="10.0.0.1"), dict(index=3, type="RoCE v2", ipv4="10.0.0.1")]
+    assert _rdma.roce_v2_gid(v1_v2)["index"] == 3
+    assert _rdma.roce_v2_gid(v1_v2, ipv4_only=True)["index"] == 3
+    assert _rdma.roce_v2_gid(v1_v2[:2])["index"] == 1
+    assert _rdma.roce_v2_gid(v1_v2[:2], ipv4_only=True) is None
+    assert _rdma.roce_v2_gid([]) is None and _rdma.roce_v2_gid([], ipv4_only=True) is None

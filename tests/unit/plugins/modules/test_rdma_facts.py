@@ -1,11 +1,13 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, roce.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""roce.fabric.rdma_facts on sysfs trees shaped like a ConnectX host and a Soft-RoCE VM."""
+"""roce.fabric.rdma_facts on sysfs trees shaped like a ConnectX host, a Soft-RoCE VM and the lab VM's rxe0."""
 
 from __future__ import annotations
 
 import os
+
+import pytest
 
 from ansible.module_utils import basic
 
@@ -13,6 +15,12 @@ from ansible_collections.roce.fabric.plugins.modules import rdma_facts
 from ansible_collections.roce.fabric.tests.unit.plugins.modules.utils import run_module
 
 TOPO = os.path.join(os.path.dirname(__file__), "..", "module_utils", "fixtures", "gpu", "topo_2gpu_2nic_2numa_built.txt")
+
+
+@pytest.fixture(autouse=True)
+def no_tools_on_the_path(monkeypatch):
+    """Neither ofed_info nor nvidia-smi is found unless a test says so (the machine running the tests may have them)."""
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False, opt_dirs=None: None)
 
 
 def write(path, text):
@@ -143,3 +151,118 @@ def test_nvidia_smi_failure_is_a_warning(tmp_path, monkeypatch):
     facts = run_module(rdma_facts.main, dict(root=root, nvidia_smi_path=str(smi)))["ansible_facts"]["roce_rdma"]
     assert facts["topology"] is None
     assert "nvidia-smi topo -m failed (rc 9)" in warnings[0]
+
+
+# --- driver stack, firmware, node type/GUID, GID table in IPv6 notation, the devices filter ------------------
+
+
+@pytest.fixture
+def lab_vm_and_connectx(tmp_path):
+    """The lab VM's rxe0 on enp1s0 (a virtio NIC behind a PCIe root port, values as read in the VM) and a
+    ConnectX-6 Dx port with RoCE v1 and v2 GIDs for each address, IPv4 second."""
+    root = str(tmp_path)
+    sys_dir = os.path.join(root, "sys")
+    ib, net, pci_dir = (os.path.join(sys_dir, "class", "infiniband"), os.path.join(sys_dir, "class", "net"),
+                        os.path.join(sys_dir, "bus", "pci", "devices"))
+    devices = os.path.join(sys_dir, "devices", "pci0000:00")
+    virtio = os.path.join(devices, "0000:00:04.0", "0000:01:00.0", "virtio2")
+    os.makedirs(virtio)
+    write(os.path.join(pci_dir, "0000:01:00.0", "numa_node"), "-1")
+    write(os.path.join(net, "enp1s0", "mtu"), "1500")
+    os.symlink(virtio, os.path.join(net, "enp1s0", "device"))
+    rxe = os.path.join(ib, "rxe0")
+    for name, text in (("fw_ver", "0.0.0"), ("node_type", "1: CA"), ("node_guid", "5054:00ff:fe72:5713"), ("parent", "enp1s0"),
+                       ("ports/1/state", "4: ACTIVE"), ("ports/1/phys_state", "5: LinkUp"), ("ports/1/link_layer", "Ethernet"),
+                       ("ports/1/rate", "2.5 Gb/sec (1X SDR)"),
+                       ("ports/1/gids/0", "fe80:0000:0000:0000:5054:00ff:fe72:5713"),
+                       ("ports/1/gids/1", "0000:0000:0000:0000:0000:ffff:0a4e:0002"),
+                       ("ports/1/gids/2", "0000:0000:0000:0000:0000:0000:0000:0000"),
+                       ("ports/1/gid_attrs/types/0", "RoCE v2"), ("ports/1/gid_attrs/types/1", "RoCE v2"),
+                       ("ports/1/gid_attrs/ndevs/0", "enp1s0"), ("ports/1/gid_attrs/ndevs/1", "enp1s0")):
+        write(os.path.join(rxe, name), text)
+    cx = os.path.join(devices, "0000:3b:00.0")
+    write(os.path.join(cx, "numa_node"), "0")
+    os.makedirs(os.path.join(sys_dir, "bus", "pci", "drivers", "mlx5_core"))
+    os.symlink(os.path.join(sys_dir, "bus", "pci", "drivers", "mlx5_core"), os.path.join(cx, "driver"))
+    mlx = os.path.join(ib, "mlx5_0")
+    os.makedirs(mlx)
+    os.symlink(cx, os.path.join(mlx, "device"))
+    gids = [("fe80:0000:0000:0000:0e42:a1ff:fe8d:1a2b", "IB/RoCE v1"), ("fe80:0000:0000:0000:0e42:a1ff:fe8d:1a2b", "RoCE v2"),
+            ("0000:0000:0000:0000:0000:ffff:c0a8:6401", "IB/RoCE v1"), ("0000:0000:0000:0000:0000:ffff:c0a8:6401", "RoCE v2")]
+    for name, text in (("fw_ver", "22.36.1010"), ("node_type", "1: CA"), ("node_guid", "0c42:a103:008d:1a2b"),
+                       ("ports/1/state", "4: ACTIVE"), ("ports/1/phys_state", "5: LinkUp"), ("ports/1/link_layer", "Ethernet"),
+                       ("ports/1/rate", "100 Gb/sec (2X HDR)")):
+        write(os.path.join(mlx, name), text)
+    for index, (gid, gid_type) in enumerate(gids):
+        write(os.path.join(mlx, "ports", "1", "gids", str(index)), gid)
+        write(os.path.join(mlx, "ports", "1", "gid_attrs", "types", str(index)), gid_type)
+        write(os.path.join(mlx, "ports", "1", "gid_attrs", "ndevs", str(index)), "ens1f0np0")
+    write(os.path.join(root, "proc", "sys", "kernel", "osrelease"), "6.1.0-50-amd64")
+    return root
+
+
+def test_soft_roce_device_as_in_the_lab(lab_vm_and_connectx):
+    result = run_module(rdma_facts.main, dict(root=lab_vm_and_connectx, devices=["rxe0"]))
+    assert not result["failed"] and not result["changed"]
+    facts = result["ansible_facts"]["roce_rdma"]
+    (rxe,) = facts["devices"]
+    assert rxe["driver"] == "rxe" and rxe["software"] and rxe["fw_ver"] == "0.0.0" and rxe["node_type"] == "CA"
+    assert rxe["pci"] is None and rxe["numa_node"] is None and rxe["parent"] == "enp1s0"
+    assert rxe["parent_pci"] == "0000:01:00.0" and rxe["parent_numa_node"] == -1
+    port = rxe["ports"][0]
+    assert port["netdev"]["name"] == "enp1s0" and port["state"] == "ACTIVE" and port["phys_state"] == "LinkUp"
+    assert port["link_layer"] == "Ethernet" and port["rate_gbps"] == 2.5
+    assert [g["address"] for g in port["gids"]] == ["fe80::5054:ff:fe72:5713", "::ffff:10.78.0.2"]
+    assert [g["ipv4"] for g in port["gids"]] == [None, "10.78.0.2"]
+    assert port["roce_v2_ipv4_gid_index"] == 1 == port["roce_v2_gid_index"]
+    assert facts["driver"] == {"stack": "inbox", "version": "6.1.0-50-amd64"}
+    # The filter also limits the active ports and the NCCL environment.
+    assert [p["device"] for p in facts["ports"]] == ["rxe0"] and facts["nccl_env"]["NCCL_IB_HCA"] == "=rxe0:1"
+    assert facts["commands"] == []
+
+
+def test_connectx_port_picks_the_roce_v2_ipv4_gid(lab_vm_and_connectx):
+    facts = run_module(rdma_facts.main, dict(root=lab_vm_and_connectx))["ansible_facts"]["roce_rdma"]
+    assert [d["name"] for d in facts["devices"]] == ["mlx5_0", "rxe0"]
+    mlx = facts["devices"][0]
+    assert mlx["driver"] == "mlx5_core" and not mlx["software"] and mlx["fw_ver"] == "22.36.1010"
+    assert mlx["pci"] == "0000:3b:00.0" and mlx["numa_node"] == 0 and mlx["node_type"] == "CA"
+    assert mlx["node_guid"] == "0c42:a103:008d:1a2b" and mlx["parent_pci"] is None and mlx["parent_numa_node"] is None
+    port = mlx["ports"][0]
+    assert port["roce_v2_ipv4_gid_index"] == 3 == port["roce_v2_gid_index"] and port["ipv4"] == "192.168.100.1"
+    assert [(g["index"], g["type"]) for g in port["gids"]] == [
+        (0, "IB/RoCE v1"), (1, "RoCE v2"), (2, "IB/RoCE v1"), (3, "RoCE v2")]
+    assert port["gids"][3]["address"] == "::ffff:192.168.100.1"
+    # No sysfs entry for ens1f0np0 in this tree: the GID names it but there is nothing to read.
+    assert port["netdev"] is None
+    assert [(p["device"], p["gid_index"]) for p in facts["ports"]] == [("mlx5_0", 3), ("rxe0", 1)]
+
+
+def test_roce_v2_ipv4_gid_index_is_null_without_an_ipv4_gid(tmp_path):
+    root = str(tmp_path)
+    port(root, "rxe0", 1, [("fe80:0000:0000:0000:5054:00ff:fe00:0002", "RoCE v2", "ens3")])
+    dev_port = run_module(rdma_facts.main, dict(root=root))["ansible_facts"]["roce_rdma"]["devices"][0]["ports"][0]
+    assert dev_port["roce_v2_gid_index"] == 0 and dev_port["ipv4"] is None
+    assert dev_port["roce_v2_ipv4_gid_index"] is None
+
+
+def test_unknown_device_is_an_error(lab_vm_and_connectx):
+    result = run_module(rdma_facts.main, dict(root=lab_vm_and_connectx, devices=["mlx5_9", "rxe0"]))
+    assert result["failed"] and "mlx5_9" in result["msg"] and "found: mlx5_0, rxe0" in result["msg"]
+    result = run_module(rdma_facts.main, dict(root=str(lab_vm_and_connectx) + "/nothing", devices=["rxe0"]))
+    assert result["failed"] and "found: none" in result["msg"]
+
+
+def test_nvidia_stack_from_ofed_info(lab_vm_and_connectx, tmp_path, monkeypatch):
+    ofed_info = tmp_path / "ofed_info"
+    ofed_info.write_text("#!/bin/sh\necho MLNX_OFED_LINUX-24.10-1.1.4.0:\n")
+    ofed_info.chmod(0o755)
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path",
+                        lambda self, name, required=False, opt_dirs=None: str(ofed_info) if name == "ofed_info" else None)
+    facts = run_module(rdma_facts.main, dict(root=lab_vm_and_connectx))["ansible_facts"]["roce_rdma"]
+    assert facts["driver"] == {"stack": "mlnx_ofed", "version": "24.10-1.1.4.0"}
+    assert facts["commands"] == ["%s -s" % ofed_info]
+    # An ofed_info that fails or prints something else leaves the inbox stack.
+    ofed_info.write_text("#!/bin/sh\necho broken\nexit 1\n")
+    facts = run_module(rdma_facts.main, dict(root=lab_vm_and_connectx))["ansible_facts"]["roce_rdma"]
+    assert facts["driver"] == {"stack": "inbox", "version": "6.1.0-50-amd64"}
