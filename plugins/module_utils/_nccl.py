@@ -27,6 +27,8 @@ _AVG_RE = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*([0-9.eE+-]+)\s*(\w*)")
 _VERSION_RE = re.compile(r"^#\s*nccl-tests version (\S+)")
 _COLLECTIVE_RE = re.compile(r"^#\s*Collective test starting:\s*(\S+)")
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
+# "#  Rank  1 Group  0 Pid  4242 on    node2 device  0 [0x1b] NVIDIA H200": the ranks and where they ran.
+_RANK_RE = re.compile(r"^#\s*Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s*(.*)$")
 # Lines mpirun or the benchmark may interleave; ranks prefix nothing in nccl-tests' own table.
 _DATA_RE = re.compile(r"^\s*\d+\s+\d+\s+\S+")
 
@@ -49,15 +51,16 @@ def parse_results(text):
     ``'error'`` for older ones), ``rows`` (``size``, ``count``, ``type``, ``redop``, ``root``
     (None in the older layout), ``out_of_place`` and ``in_place`` dicts with ``time_us``,
     ``algbw``, ``busbw`` (GB/s) and ``wrong`` (int) or ``error`` (float)), ``oob_values``,
-    ``oob_ok``, ``avg_busbw`` (GB/s), ``avg_status`` (``OK``/``FAILED``/''), ``wrong_total``
-    and ``max_busbw``.
+    ``oob_ok``, ``avg_busbw`` (GB/s), ``avg_status`` (``OK``/``FAILED``/''), ``wrong_total``,
+    ``max_busbw`` and ``ranks`` (``rank``, ``group``, ``pid``, ``host``, ``device``, ``detail``
+    from the ``# Using devices`` lines: which hosts and GPUs took part).
 
     Raises NcclParseError for output without a header, without rows, cut off before the
     ``Avg bus bandwidth`` line (truncated) or with a row that does not fit the header.
     """
     lines = [_ANSI_RE.sub("", line) for line in (text or "").splitlines()]
     result = dict(version=None, collective=None, layout=None, rows=[], oob_values=None, oob_ok=None,
-                  avg_busbw=None, avg_status=None, wrong_total=0, max_busbw=None)
+                  avg_busbw=None, avg_status=None, wrong_total=0, max_busbw=None, ranks=[])
     columns = None
     for number, line in enumerate(lines, 1):
         match = _VERSION_RE.match(line)
@@ -67,6 +70,12 @@ def parse_results(text):
         match = _COLLECTIVE_RE.match(line)
         if match:
             result["collective"] = match.group(1)
+            continue
+        match = _RANK_RE.match(line)
+        if match:
+            result["ranks"].append(dict(rank=int(match.group(1)), group=int(match.group(2) or 0), pid=int(match.group(3)),
+                                        host=match.group(4), device=int(match.group(5)),
+                                        detail=match.group(6).strip()))
             continue
         if _HEADER_RE.match(line):
             columns = _header_columns(line)
@@ -320,3 +329,97 @@ def nccl_env(rdma_devices, gid_index=None, socket_ifname=None, gdr_level=None, d
     for key, value in (extra or {}).items():
         env[key] = str(value)
     return env
+
+
+# --- MPI launch across hosts -----------------------------------------------------------------------
+
+_MPI_HOST_RE = re.compile(r"^[A-Za-z0-9_.:-]+$")
+_ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def mpirun_argv(mpirun, hosts, ranks_per_host, program, env=None, ifname=None, ssh_key=None, numa_nodes=None,
+                numactl="numactl", as_root=False, extra_args=None):
+    """Build an Open MPI ``mpirun`` command line that starts ``program`` on every host.
+
+    ``hosts``: addresses mpirun reaches over SSH (the first one is rank 0's host);
+    ``ranks_per_host``: one rank per GPU. ``env`` is exported to every rank with ``-x NAME=value``.
+    HCOLL is always off (``coll_hcoll_enable 0``). ``ifname`` keeps MPI's own TCP traffic
+    (out-of-band and the TCP byte transfer layer) on that interface, so a management network that
+    every host numbers alike (NAT) is never chosen. ``ssh_key``: the key mpirun's SSH uses, in batch
+    mode: host keys are still checked. ``numa_nodes``: the NUMA node of each local rank's GPU; then
+    every rank is its own application context (``-np 1 -H host:ranks -x ... numactl --cpunodebind=N
+    --membind=N program``, Open MPI's MPMD syntax, where ``-x`` holds for its own context only) so
+    each process runs on its GPU's NUMA node; a
+    node below 0 (no NUMA information) leaves that rank unpinned. Without it ranks are bound to a
+    NUMA domain by Open MPI.
+
+    Raises ValueError for an empty host list, a malformed host, environment name or rank count.
+    """
+    hosts = list(hosts or [])
+    if not hosts:
+        raise ValueError("no hosts for mpirun")
+    for host in hosts:
+        if not _MPI_HOST_RE.match(str(host)):
+            raise ValueError("malformed MPI host '%s'" % host)
+    ranks_per_host = int(ranks_per_host)
+    if ranks_per_host < 1:
+        raise ValueError("ranks per host must be at least 1, got %d" % ranks_per_host)
+    if numa_nodes is not None and len(numa_nodes) != ranks_per_host:
+        raise ValueError("numa_nodes names %d NUMA nodes for %d ranks per host" % (len(numa_nodes), ranks_per_host))
+    argv = [mpirun]
+    if as_root:
+        argv.append("--allow-run-as-root")
+    argv += ["--mca", "coll_hcoll_enable", "0"]
+    if ifname:
+        argv += ["--mca", "oob_tcp_if_include", ifname, "--mca", "btl_tcp_if_include", ifname]
+    if ssh_key:
+        argv += ["--mca", "plm_rsh_args", "-i %s -o BatchMode=yes -o IdentitiesOnly=yes" % ssh_key]
+    argv += [str(arg) for arg in (extra_args or [])]
+    exports = []
+    for name, value in sorted((env or {}).items()):
+        if not _ENV_NAME_RE.match(str(name)):
+            raise ValueError("malformed environment variable name '%s'" % name)
+        exports += ["-x", "%s=%s" % (name, value)]
+    host_list = ",".join("%s:%d" % (host, ranks_per_host) for host in hosts)
+    if numa_nodes is None:
+        return argv + exports + ["-np", str(len(hosts) * ranks_per_host), "-H", host_list,
+                                 "--map-by", "ppr:%d:node" % ranks_per_host, "--bind-to", "numa"] + list(program)
+    contexts = ["--bind-to", "none"]
+    for host in hosts:
+        for node in numa_nodes:
+            pin = [numactl, "--cpunodebind=%d" % int(node), "--membind=%d" % int(node)] if int(node) >= 0 else []
+            if len(contexts) > 2:
+                contexts.append(":")
+            # -x belongs to an application context: every context carries the environment.
+            contexts += ["-np", "1", "-H", "%s:%d" % (host, ranks_per_host)] + exports + pin + list(program)
+    return argv + contexts
+
+
+# What mpirun prints when it cannot start the ranks, and what that means for the operator.
+_MPI_FAILURES = (
+    ("Host key verification failed", "SSH refused a host whose key is not in known_hosts (host-key checking stays on: "
+     "pin the key with validate_mpi_ssh or ssh-keyscan, do not turn checking off)"),
+    ("Permission denied (publickey", "SSH key login was refused: the MPI key is not in the host's authorized_keys "
+     "(validate_mpi_ssh)"),
+    ("No route to host", "a host cannot be reached over the network mpirun uses"),
+    ("Connection timed out", "a host did not answer over SSH"),
+    ("Connection refused", "a host refused the SSH connection (is sshd running?)"),
+    ("Could not resolve hostname", "a host name does not resolve: use addresses"),
+    ("There are not enough slots available", "more ranks than slots: fewer GPUs per host than asked for"),
+    ("orted: command not found", "Open MPI is not installed on a remote host (orted missing)"),
+    ("ORTE was unable to reliably start one or more daemons", "mpirun could not start its daemon on every host"),
+    ("ORTE does not know how to route a message", "mpirun's daemons cannot reach each other: check mpi_ifname"),
+    ("mpirun noticed that process rank", "a rank died"),
+    ("MPI_ABORT was invoked", "a rank aborted"),
+)
+
+
+def mpi_failure(text):
+    """Name why an mpirun run failed from its output; None when no known cause appears."""
+    text = text or ""
+    causes = []
+    for marker, meaning in _MPI_FAILURES:
+        if marker in text:
+            line = next(l.strip() for l in text.splitlines() if marker in l)
+            causes.append("%s ('%s')" % (meaning, line[:200]))
+    return "; ".join(causes) or None

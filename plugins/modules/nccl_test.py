@@ -21,6 +21,11 @@ description:
     reported with its fix.
   - Parses the results table (both nccl-tests column layouts), fails on C(#wrong) or out-of-bounds values and
     on an average bus bandwidth below O(min_busbw).
+  - With O(launcher=mpi) one Open MPI C(mpirun) on this host starts one rank per GPU on every host of
+    O(hosts) over SSH (nccl-tests with C(-g 1), or O(script) with its rank taken from Open MPI's environment),
+    with HCOLL off, the environment passed with C(-x), MPI's own TCP traffic kept on O(mpi_ifname) and each rank
+    pinned to its GPU's NUMA node with C(numactl) when O(numa_nodes) is given. NCCL's log then comes on the output of
+    the ranks and is checked from there.
   - Runs a measurement and changes nothing.
 author:
   - roce.fabric contributors (@roce-fabric)
@@ -68,8 +73,55 @@ options:
     type: int
     default: 20
   gpus:
-    description: GPUs to use (default all that C(nvidia-smi -L) lists).
+    description:
+      - GPUs to use on each host, one rank each (default all that C(nvidia-smi -L) lists on this host).
+      - With O(launcher=local) at least 2; with O(launcher=mpi) at least 1 per host and 2 ranks in all.
     type: int
+  launcher:
+    description:
+      - V(local) runs on this host's GPUs only. V(mpi) runs across O(hosts) with Open MPI's C(mpirun) from this
+        host, which must reach every host over SSH without a password (the C(validate) role's C(validate_mpi_ssh)
+        sets that up, host keys pinned).
+    type: str
+    choices: [local, mpi]
+    default: local
+  hosts:
+    description:
+      - Addresses of the hosts for O(launcher=mpi), as this host's SSH reaches them (their RoCE addresses, which
+        the C(validate) role pins in C(known_hosts)). The first is rank 0's host and the PyTorch rendezvous.
+    type: list
+    elements: str
+    default: []
+  mpirun:
+    description: Path or name of Open MPI's C(mpirun).
+    type: str
+    default: mpirun
+  mpi_args:
+    description:
+      - Extra C(mpirun) arguments, one list element per argument (V([--mca, pml, ob1, --mca, btl, "tcp,self,vader"])
+        keeps MPI's own traffic on TCP while NCCL carries the collectives).
+    type: list
+    elements: str
+    default: []
+  mpi_ifname:
+    description:
+      - Interface for MPI's out-of-band and TCP traffic (C(oob_tcp_if_include), C(btl_tcp_if_include)); default
+        the interface of C(NCCL_SOCKET_IFNAME) in O(env).
+    type: str
+  ssh_key:
+    description: Private key C(mpirun) uses for SSH (batch mode; host keys are checked against C(known_hosts)).
+    type: path
+  numa_nodes:
+    description:
+      - NUMA node of each local rank's GPU (C(ansible_facts.roce_rdma.gpus[*].numa_node)), one per rank on a host.
+        With O(launcher=mpi) each rank runs under C(numactl --cpunodebind --membind) of its node; with the local
+        PyTorch benchmark each process pins itself. V(-1) leaves a rank unpinned.
+    type: list
+    elements: int
+  master_port:
+    description: TCP port of the PyTorch rendezvous on the first host (O(launcher=mpi) with the PyTorch benchmark).
+    type: int
+    default: 29512
   env:
     description: Extra environment for the run (the NCCL environment from M(roce.fabric.rdma_facts), for example).
     type: dict
@@ -126,6 +178,20 @@ EXAMPLES = r"""
     benchmark: nccl_tests
     nccl_tests_dir: /opt/nccl-tests/build
     collectives: [all_reduce]
+
+- name: All-reduce across two hosts with 8 GPUs each, launched by mpirun over their RoCE addresses
+  roce.fabric.nccl_test:
+    launcher: mpi
+    hosts: [192.168.10.11, 192.168.10.12]
+    gpus: 8
+    numa_nodes: [0, 0, 0, 0, 1, 1, 1, 1]
+    ssh_key: /root/.ssh/id_ed25519_roce_mpi
+    benchmark: nccl_tests
+    nccl_tests_dir: /opt/nccl-tests/build
+    collectives: [all_reduce]
+    env: "{{ ansible_facts.roce_rdma.nccl_env }}"
+    require_net: IB
+    min_busbw: 20
 """
 
 RETURN = r"""
@@ -138,8 +204,9 @@ msg:
   returned: always
   type: str
 runs:
-  description: Per collective - C(collective), C(command), C(rc), C(table) (parsed results, see the nccl-tests layout),
-    C(avg_busbw), C(reasons), C(log_check) (C(passed), C(network), C(transports), C(findings)).
+  description: Per collective - C(collective), C(command), C(rc), C(table) (parsed results, see the nccl-tests layout;
+    C(ranks) lists the host and device of every rank), C(avg_busbw), C(reasons), C(log_check) (C(passed), C(network),
+    C(transports), C(findings)), and C(output_tail) when the output could not be parsed.
   returned: when the benchmark ran
   type: list
   elements: dict
@@ -152,6 +219,11 @@ skipped:
   description: True in check mode.
   returned: always
   type: bool
+launcher:
+  description: How the ranks were started (V(local) or V(mpi)) and how many ran.
+  returned: always
+  type: dict
+  sample: {"kind": "mpi", "hosts": ["10.78.0.1", "10.78.0.2"], "ranks": 2}
 """
 
 import os
@@ -196,7 +268,16 @@ def main():
             nccl_tests_dir=dict(type="path"),
             timeout=dict(type="int", default=600),
             fail_on_error=dict(type="bool", default=True),
+            launcher=dict(type="str", default="local", choices=["local", "mpi"]),
+            hosts=dict(type="list", elements="str", default=[]),
+            mpirun=dict(type="str", default="mpirun"),
+            mpi_args=dict(type="list", elements="str", default=[]),
+            mpi_ifname=dict(type="str"),
+            ssh_key=dict(type="path"),
+            numa_nodes=dict(type="list", elements="int"),
+            master_port=dict(type="int", default=29512),
         ),
+        required_if=[("launcher", "mpi", ("hosts",))],
         supports_check_mode=True,
     )
     p = module.params
@@ -205,15 +286,43 @@ def main():
             module.fail_json(msg="%s must be a size such as 1048576, 1M or 1G, got '%s'" % (key, p[key]))
     if p["factor"] < 2 or p["iters"] < 1 or p["timeout"] < 1:
         module.fail_json(msg="factor must be at least 2, iters and timeout at least 1")
-    result = dict(changed=False, passed=True, skipped=False, runs=[], findings=[], msg="")
+    mpi = p["launcher"] == "mpi"
+    if p["gpus"] is not None and p["gpus"] < 1:
+        module.fail_json(msg="gpus must be at least 1, got %d" % p["gpus"])
+    if not 1 <= p["master_port"] <= 65535:
+        module.fail_json(msg="master_port must be a TCP port (1-65535), got %d" % p["master_port"])
+    if mpi:
+        try:
+            _nccl.mpirun_argv("mpirun", p["hosts"], p["gpus"] or 1, ["true"], env=p["env"],
+                              numa_nodes=p["numa_nodes"] if p["gpus"] else None)
+        except ValueError as exc:
+            module.fail_json(msg="launcher=mpi: %s" % exc)
+    result = dict(changed=False, passed=True, skipped=False, runs=[], findings=[], msg="",
+                  launcher=dict(kind=p["launcher"], hosts=p["hosts"] if mpi else [], ranks=0))
     if module.check_mode:
         result.update(skipped=True, msg="check mode: NCCL benchmark not run")
         module.exit_json(**result)
     runner = CommandRunner(module)
     gpus = p["gpus"] or gpu_count(module, runner)
-    if gpus < 2:
-        result.update(passed=False, msg="need at least 2 GPUs on the host for an NCCL test, found %d" % gpus)
+    ranks = gpus * (len(p["hosts"]) if mpi else 1)
+    result["launcher"]["ranks"] = ranks
+    if gpus < 1 or ranks < 2:
+        result.update(passed=False, msg="need at least 2 GPUs for an NCCL test (%s), found %d" % (
+            "%d hosts x %d GPUs" % (len(p["hosts"]), gpus) if mpi else "on this host", ranks))
         module.fail_json(**result) if p["fail_on_error"] else module.exit_json(**result)
+    if p["numa_nodes"] is not None and len(p["numa_nodes"]) != gpus:
+        module.fail_json(msg="numa_nodes names %d NUMA nodes for %d GPUs per host" % (len(p["numa_nodes"]), gpus))
+    mpirun = numactl = None
+    if mpi:
+        mpirun = module.get_bin_path(p["mpirun"]) if "/" not in p["mpirun"] else p["mpirun"]
+        if not mpirun or not os.access(mpirun, os.X_OK):
+            module.fail_json(msg="launcher=mpi: '%s' not found: install Open MPI (openmpi-bin) on the hosts" % p["mpirun"])
+        if p["ssh_key"] and not os.path.exists(p["ssh_key"]):
+            module.fail_json(msg="launcher=mpi: ssh_key %s does not exist (validate_mpi_ssh creates it)" % p["ssh_key"])
+        if p["numa_nodes"] and any(node >= 0 for node in p["numa_nodes"]):
+            numactl = module.get_bin_path("numactl")
+            if not numactl:
+                module.fail_json(msg="numa_nodes needs numactl on the hosts (package numactl)")
     kind = p["benchmark"]
     binaries = {}
     for collective in p["collectives"]:
@@ -231,20 +340,36 @@ def main():
     workdir = tempfile.mkdtemp(prefix="nccl-test-")
     env = dict(DEFAULT_ENV)
     env.update(dict((str(k), str(v)) for k, v in p["env"].items()))
+    if mpi and kind == "torch":
+        env.update(MASTER_ADDR=p["hosts"][0], MASTER_PORT=str(p["master_port"]))
+    ifname = p["mpi_ifname"] or env.get("NCCL_SOCKET_IFNAME", "").lstrip("=^").split(",")[0] or None
     try:
         for collective in p["collectives"]:
             log = os.path.join(workdir, "%s.%%h.%%p.log" % collective)
             if kind == "nccl_tests":
                 argv = [binaries[collective], "-b", p["min_bytes"], "-e", p["max_bytes"], "-f", str(p["factor"]),
-                        "-n", str(p["iters"]), "-g", str(gpus), "-c", "1"]
+                        "-n", str(p["iters"]), "-g", "1" if mpi else str(gpus), "-c", "1"]
             else:
                 argv = [p["python"], p["script"], "--ops", collective, "-b", p["min_bytes"], "-e", p["max_bytes"],
-                        "-f", str(p["factor"]), "-n", str(p["iters"]), "--nproc", str(gpus)]
-            run_env = dict(env, NCCL_DEBUG_FILE=log)
-            run_env.update(LOCALE_ENV)
+                        "-f", str(p["factor"]), "-n", str(p["iters"])]
+                if not mpi:
+                    argv += ["--nproc", str(gpus)]
+                    if p["numa_nodes"]:
+                        # One argument: a list that starts with -1 would otherwise read as an option.
+                        argv += ["--numa=" + ",".join(str(node) for node in p["numa_nodes"])]
+            if mpi:
+                # The ranks' NCCL logs stay on their hosts' standard output, which mpirun collects here.
+                argv = _nccl.mpirun_argv(mpirun, p["hosts"], gpus, argv, env=env, ifname=ifname, ssh_key=p["ssh_key"],
+                                         numa_nodes=p["numa_nodes"] if numactl else None, numactl=numactl or "numactl",
+                                         as_root=os.geteuid() == 0, extra_args=p["mpi_args"])
+                run_env = dict(LOCALE_ENV)
+                command = CommandRunner.render(argv)
+            else:
+                run_env = dict(env, NCCL_DEBUG_FILE=log)
+                run_env.update(LOCALE_ENV)
+                command = " ".join("%s=%s" % (k, v) for k, v in sorted(env.items())) + " " + CommandRunner.render(argv)
             rc, out, err = module.run_command([timeout, "-k", "10", str(p["timeout"])] + argv, environ_update=run_env,
                                               expand_user_and_vars=False)
-            command = " ".join("%s=%s" % (k, v) for k, v in sorted(env.items())) + " " + CommandRunner.render(argv)
             logs = ""
             for name in sorted(os.listdir(workdir)):
                 if name.startswith(collective + "."):
@@ -258,10 +383,14 @@ def main():
                 ok, reasons = _nccl.results_verdict(tables[0], p["min_busbw"])
                 run["reasons"].extend(reasons)
             except _nccl.NcclParseError as exc:
+                cause = _nccl.mpi_failure(out + "\n" + err) if mpi else None
                 run["reasons"].append("%s (rc %d): %s" % (
-                    "timed out after %ds" % p["timeout"] if rc in (124, 137) else "no results", rc, exc))
+                    "timed out after %ds" % p["timeout"] if rc in (124, 137) else "no results", rc, cause or exc))
                 run["output_tail"] = (out + err)[-2000:]
-            check = _nccl.check_log(logs or out, require_net=None if p["require_net"] == "any" else "IB",
+            if rc != 0 and "table" in run and not run["reasons"]:
+                run["reasons"].append("the benchmark exited with rc %d after printing its results: %s" % (
+                    rc, (err.strip().splitlines() or ["no error output"])[-1]))
+            check = _nccl.check_log(logs or (out + "\n" + err), require_net=None if p["require_net"] == "any" else "IB",
                                     require_gdr=p["require_gdr"])
             run["log_check"] = check
             for finding in check["findings"]:

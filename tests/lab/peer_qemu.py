@@ -55,6 +55,8 @@ IMAGE_PACKAGES = sorted([
     "linux-image-amd64", "initramfs-tools", "systemd-sysv", "udev", "dbus", "kmod", "iproute2", "ethtool",
     "procps", "pciutils", "iputils-ping", "openssh-server", "python3", "python3-apt",
     "rdma-core", "ibverbs-providers", "ibverbs-utils", "rdmacm-utils", "perftest", "infiniband-diags", "mstflint",
+    # The validate role's MPI launch: Open MPI, NUMA pinning, and mpi4py for the lab's nccl-tests stand-in.
+    "openmpi-bin", "numactl", "python3-mpi4py",
 ])
 GUEST_FILES = {
     # path in the guest: file under tests/lab/guest/, mode

@@ -5,8 +5,15 @@ playbooks/validate.yml, check mode, and faults (a foreign process holding a test
 perftest server the role stops, a pair whose server address cannot be reached so its server hangs
 until the timeout, a host without RDMA devices), each asserted in the report, with the VMs' process
 tables read from outside afterwards.
+
+MPI across the two VMs: the SSH trust the role sets up (host keys pinned, checking left on) and one
+mpirun from node1 starting a rank on each VM. The VMs have no GPU and so no NCCL: the ranks run the
+lab's stand-in for nccl-tests (tests/lab/mpi_standin/collective_perf.py, an MPI collective on host
+memory that prints nccl-tests' table), which the role's log check must then flag for having no
+NCCL log. Faults: a host whose key is not pinned, a hung rank, no mpirun, a malformed host.
 """
 
+import base64
 import json
 import os
 import shlex
@@ -16,7 +23,7 @@ import sys
 import pytest
 
 import conftest
-from conftest import LAB_DIR, LABCTL, REPO
+from conftest import LAB_DIR, LABCTL, REPO, run_module
 
 # Another copy of the lab inventory (other loopback ports) can be named, so this runs beside VMs
 # that a different checkout keeps up on the default ports.
@@ -151,3 +158,110 @@ def test_host_without_rdma_devices(vms, tmp_path):
         assert report["tests"] == []
     finally:
         vm("node2", RXE)
+
+
+STANDIN_DIR = "/usr/local/lib/roce-lab/nccl-tests"
+MPI_KEY = "/root/.ssh/id_ed25519_roce_mpi"
+MPI_VARS = dict(validate_tests=[], validate_mpi_ssh=True, validate_nccl_launcher="mpi",
+                validate_nccl_mpi_hosts=list(HOSTS), validate_nccl_gpus_per_host=1, validate_nccl_numa_nodes=[0],
+                validate_nccl_benchmark="nccl_tests", validate_nccl_tests_dir=STANDIN_DIR,
+                validate_nccl_min_bytes="64K", validate_nccl_max_bytes="1M", validate_nccl_require_net="any",
+                validate_nccl_timeout=120)
+
+
+def mpi_processes(host):
+    rc, out = vm(host, "ps -eo pid,args | grep -E '(orted|mpirun|_perf)( |$)' | grep -v grep || true")
+    return [line for line in out.splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def mpi_ready(vms, tmp_path_factory):
+    """The stand-in installed on both VMs and the role's SSH trust set up (a run without NCCL)."""
+    with open(os.path.join(REPO, "tests", "lab", "mpi_standin", "collective_perf.py"), "rb") as handle:
+        payload = base64.b64encode(b"#!/usr/bin/python3\n" + handle.read()).decode()
+    for host in vms:
+        rc, out = vm(host, "mkdir -p %s && echo %s | base64 -d > %s/all_reduce_perf && cp %s/all_reduce_perf %s/alltoall_perf"
+                           " && chmod 755 %s/*_perf" % (STANDIN_DIR, payload, STANDIN_DIR, STANDIN_DIR, STANDIN_DIR, STANDIN_DIR))
+        assert rc == 0, out
+    proc, _report = playbook(tmp_path_factory.mktemp("ssh"), json.dumps(dict(MPI_VARS, validate_nccl=False)))
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    return vms
+
+
+def test_mpi_ssh_trust_keeps_host_key_checking(mpi_ready, tmp_path):
+    rc, out = vm("node1", "ssh -i %s -o BatchMode=yes 10.78.0.2 hostname" % MPI_KEY)
+    assert (rc, out.strip()) == (0, "node2"), out
+    rc, out = vm("node2", "ssh -i %s -o BatchMode=yes 10.78.0.1 hostname" % MPI_KEY)
+    assert (rc, out.strip()) == (0, "node1"), out
+    # Checking is on: the same login with an empty known_hosts is refused, not accepted blindly.
+    rc, out = vm("node1", "ssh -i %s -o BatchMode=yes -o UserKnownHostsFile=/dev/null 10.78.0.2 hostname" % MPI_KEY)
+    assert rc != 0 and "Host key verification failed" in out, out
+    # Each host's key once in authorized_keys, each host pinned once; a second run changes nothing.
+    before = [vm(h, "cat /root/.ssh/authorized_keys /root/.ssh/known_hosts")[1] for h in HOSTS]
+    assert before[0].count("roce-fabric-mpi@node2") == 1 and before[1].count("roce-fabric-mpi@node1") == 1
+    proc, _report = playbook(tmp_path, json.dumps(dict(MPI_VARS, validate_nccl=False)))
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "node2                      : ok=" in proc.stdout and " changed=0 " in proc.stdout.split("node2  ")[-1], \
+        proc.stdout[-1500:]
+    assert [vm(h, "cat /root/.ssh/authorized_keys /root/.ssh/known_hosts")[1] for h in HOSTS] == before
+
+
+def test_collectives_across_the_vms_through_mpirun(mpi_ready, tmp_path):
+    proc, report = playbook(tmp_path, json.dumps(MPI_VARS))
+    # The stand-in is not NCCL: its run has no NCCL log, which the log check must flag.
+    assert proc.returncode != 0 and "node1 nccl all_reduce (mpi, 2 hosts)" in proc.stdout, proc.stdout[-3000:]
+    checks = dict((c["name"], c) for c in report["hosts"]["node1"]["checks"])
+    for collective, perf in (("all_reduce", "all_reduce_perf"), ("all_to_all", "alltoall_perf")):
+        check = checks["nccl %s (mpi, 2 hosts)" % collective]
+        assert check["status"] == "failed"
+        reasons = check["msg"].split("; ")[2:]
+        assert [r.split(":")[0] for r in reasons] == ["no_nccl_log"], check["msg"]
+        assert "2 ranks on node1,node2" in check["msg"]
+        table = check["tables"][0]
+        assert [(r["rank"], r["host"]) for r in table["ranks"]] == [(0, "node1"), (1, "node2")]
+        # Every rank got the discovered NCCL environment through mpirun, on both hosts.
+        assert all(r["detail"].endswith("NCCL_IB_HCA =rxe0:1") for r in table["ranks"]), table["ranks"]
+        assert [row["size"] for row in table["rows"]] == [65536, 262144, 1048576]
+        assert all(row["out_of_place"]["wrong"] == 0 and row["out_of_place"]["busbw"] > 0 for row in table["rows"])
+        assert table["avg_busbw"] > 0 and table["wrong_total"] == 0
+        command = check["command"]
+        assert command.startswith("/usr/bin/mpirun --allow-run-as-root --mca coll_hcoll_enable 0 "
+                                  "--mca oob_tcp_if_include enp1s0 --mca btl_tcp_if_include enp1s0")
+        assert "-H 10.78.0.1:1 -x HCOLL_ENABLE_MCAST_ALL=0" in command
+        assert "/usr/bin/numactl --cpunodebind=0 --membind=0 %s/%s -b 64K -e 1M" % (STANDIN_DIR, perf) in command
+        assert "StrictHostKeyChecking" not in command
+    assert report["hosts"]["node2"]["status"] == "passed"
+    for host in HOSTS:
+        assert mpi_processes(host) == []
+
+
+def standin_run(**args):
+    base = dict(launcher="mpi", hosts=["10.78.0.1", "10.78.0.2"], gpus=1, benchmark="nccl_tests",
+                nccl_tests_dir=STANDIN_DIR, collectives=["all_reduce"], min_bytes="64K", max_bytes="64K",
+                ssh_key=MPI_KEY, fail_on_error=False)
+    base.update(args)
+    return run_module(INVENTORY, "node1", "roce.fabric.nccl_test", base)
+
+
+def test_mpi_faults(mpi_ready):
+    # node2's second address (enp2s0) is not pinned in known_hosts: SSH refuses it, mpirun cannot start.
+    result = standin_run(hosts=["10.78.0.1", "10.78.1.2"], timeout=60)
+    run = result["runs"][0]
+    assert result["passed"] is False and run["rc"] != 0
+    assert "SSH refused a host whose key is not in known_hosts" in run["reasons"][0], run["reasons"]
+    # Rank 1 (node2) hangs before the first collective: stopped at the timeout on both hosts.
+    result = standin_run(env=dict(ROCE_LAB_STANDIN_HANG="1"), timeout=20)
+    run = result["runs"][0]
+    assert result["passed"] is False and run["rc"] in (124, 137)
+    assert run["reasons"][0].startswith("timed out after 20s"), run["reasons"]
+    for host in HOSTS:
+        assert mpi_processes(host) == [], "ranks or daemons left on %s" % host
+    # Tools missing and bad input: a clear error before anything runs.
+    result = standin_run(mpirun="/usr/local/bin/no-mpirun")
+    assert result["failed"] and "'/usr/local/bin/no-mpirun' not found: install Open MPI" in result["msg"]
+    result = standin_run(hosts=["10.78.0.1", "10.78.0.2;reboot"])
+    assert result["failed"] and result["msg"] == "launcher=mpi: malformed MPI host '10.78.0.2;reboot'"
+    result = standin_run(gpus=2, numa_nodes=[0])
+    assert result["failed"] and "1 NUMA nodes for 2 ranks per host" in result["msg"]
+    for host in HOSTS:
+        assert mpi_processes(host) == []

@@ -6,13 +6,15 @@
 
 Used by the roce.fabric validate role where nccl-tests is not installed. Bus bandwidth is
 computed as nccl-tests does (busbw = algbw * factor; all_reduce 2(n-1)/n, all_to_all (n-1)/n),
-the time of a size is the slowest rank's mean time per operation, and every size is checked
+the time of a size is the slowest rank's mean time per operation (CUDA events around the loop), and every size is checked
 for wrong values once before it is timed (``#wrong`` column).
 
 One process per GPU on this host:
     python3 nccl_bench.py --nproc 2 --ops all_reduce,all_to_all
 Across hosts, started by torchrun (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT set):
     torchrun --nnodes 2 --nproc-per-node 8 --rdzv-endpoint host1:29500 nccl_bench.py
+or by Open MPI's mpirun, one rank per GPU (MASTER_ADDR and MASTER_PORT passed with -x):
+    mpirun -np 16 -H host1:8,host2:8 -x MASTER_ADDR=host1 -x MASTER_PORT=29512 python3 nccl_bench.py
 torch.distributed.all_reduce works in place and all_to_all_single out of place, so the other
 half of each row prints N/A.
 """
@@ -22,7 +24,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 VERSION = "1.0"
 
@@ -85,16 +86,41 @@ def time_op(torch, dist, op, count, iters, warmup, device):
             dist.all_to_all_single(recv, send)
     for _round in range(warmup):
         run()
-    torch.cuda.synchronize(device)
+    # The timed loop starts once every rank is idle: the barrier's own work must not be timed.
     dist.barrier()
-    start = time.perf_counter()
+    torch.cuda.synchronize(device)
+    # GPU time between two events on the collective's stream: the host's launch and synchronize
+    # latencies stay out of the measurement, which matters for the small sizes.
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
     for _round in range(iters):
         run()
-    torch.cuda.synchronize(device)
-    elapsed = (time.perf_counter() - start) / iters
+    end.record()
+    end.synchronize()
+    elapsed = start.elapsed_time(end) / 1e3 / iters
     slowest = torch.tensor([elapsed], dtype=torch.float64, device=device)
     dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
     return slowest.item(), count
+
+
+def cpulist(text):
+    """CPUs of a sysfs cpulist such as '0-15,32-47'."""
+    cpus = set()
+    for part in text.strip().split(","):
+        if "-" in part:
+            first, last = part.split("-")
+            cpus.update(range(int(first), int(last) + 1))
+        elif part:
+            cpus.add(int(part))
+    return cpus
+
+
+def pin_to_numa_node(node):
+    """Run this process on the CPUs of NUMA node ``node`` (below 0: leave it where it is)."""
+    if node < 0:
+        return
+    with open("/sys/devices/system/node/node%d/cpulist" % node) as handle:
+        os.sched_setaffinity(0, cpulist(handle.read()))
 
 
 def emit(line):
@@ -107,6 +133,8 @@ def worker(local_rank, args, world, rank_base):
     import torch.distributed as dist
 
     rank = rank_base + local_rank
+    if args.numa and local_rank < len(args.numa):
+        pin_to_numa_node(args.numa[local_rank])
     torch.cuda.set_device(local_rank)
     device = torch.device("cuda", local_rank)
     if "RANK" not in os.environ:
@@ -126,11 +154,12 @@ def worker(local_rank, args, world, rank_base):
             emit("#")
             emit("# Using devices")
         names = [None] * world
-        dist.all_gather_object(names, "%s %d %s" % (os.uname()[1], local_rank, torch.cuda.get_device_name(device)))
+        me = "%s %d %d %s" % (os.uname()[1], local_rank, os.getpid(), torch.cuda.get_device_name(device))
+        dist.all_gather_object(names, me)
         if lead:
             for index, name in enumerate(names):
-                host, dev, model = name.split(" ", 2)
-                emit("#  Rank %2d Group  0 Pid %6d on %10s device %2s %s" % (index, os.getpid(), host, dev, model))
+                host, dev, pid, model = name.split(" ", 3)
+                emit("#  Rank %2d Group  0 Pid %6s on %10s device %2s %s" % (index, pid, host, dev, model))
             emit("#")
             emit("#%66s%35s" % ("out-of-place", "in-place"))
             emit("#%12s%14s%10s%8s%8s%9s%8s%8s%7s%9s%8s%8s%7s" % (
@@ -178,8 +207,14 @@ def main(argv=None):
     parser.add_argument("-w", "--warmup", type=int, default=5)
     parser.add_argument("--nproc", type=int, default=0, help="processes on this host (default: all GPUs)")
     parser.add_argument("--port", type=int, default=29512, help="rendezvous port for a single-host run")
+    parser.add_argument("--numa", default="", help="NUMA node of each local GPU, comma-separated: each process "
+                        "runs on its GPU's node (-1: not pinned)")
     args = parser.parse_args(argv)
     args.ops = [op.strip() for op in args.ops.split(",") if op.strip()]
+    try:
+        args.numa = [int(node) for node in args.numa.split(",") if node.strip()]
+    except ValueError:
+        parser.error("--numa takes comma-separated NUMA node numbers, got '%s'" % args.numa)
     for op in args.ops:
         if op not in ("all_reduce", "all_to_all"):
             parser.error("unknown collective '%s'" % op)
@@ -189,6 +224,13 @@ def main(argv=None):
     import torch
     import torch.multiprocessing as mp
 
+    # Started by mpirun (Open MPI, or an MPICH-style PMI launcher): take the rank from its environment;
+    # MASTER_ADDR/MASTER_PORT come from the launcher's -x.
+    for rank_var, size_var, local_var in (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"),
+                                          ("PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID")):
+        if rank_var in os.environ and "RANK" not in os.environ:
+            os.environ["RANK"], os.environ["WORLD_SIZE"] = os.environ[rank_var], os.environ[size_var]
+            os.environ["LOCAL_RANK"] = os.environ.get(local_var, "0")
     if "RANK" in os.environ and "WORLD_SIZE" in os.environ:
         rank = int(os.environ["RANK"])
         local = int(os.environ.get("LOCAL_RANK", "0"))

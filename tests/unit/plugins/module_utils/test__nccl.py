@@ -213,3 +213,71 @@ def test_parse_all_results_single_table_and_truncated_second():
     cut = text[:text.index("# Out of bounds values", text.index("all_to_all_perf_torch"))]
     with pytest.raises(nc.NcclParseError, match="truncated"):
         nc.parse_all_results(cut)
+
+
+def test_ranks_from_using_devices_lines_in_both_layouts():
+    current = nc.parse_results(fixture("all_reduce_2.18_h100.txt"))
+    assert current["ranks"][0] == dict(rank=0, group=0, pid=2994729, host="lab", device=0,
+                                       detail="[0000:02:00] NVIDIA GeForce RTX 5090")
+    older = nc.parse_results(fixture("all_reduce_old_error_layout.txt"))
+    assert [(r["rank"], r["host"], r["device"]) for r in older["ranks"]] == [(0, "dgx-01", 0), (1, "dgx-01", 1)]
+    assert older["ranks"][1]["detail"] == "[0x0a] Tesla V100-SXM2-32GB"
+
+
+def test_mpirun_argv_binds_ranks_and_exports_environment():
+    argv = nc.mpirun_argv("/usr/bin/mpirun", ["10.0.0.1", "10.0.0.2"], 8, ["/opt/nt/all_reduce_perf", "-g", "1"],
+                          env={"NCCL_IB_HCA": "=mlx5_0:1", "NCCL_DEBUG": "INFO"}, ifname="ens1f0np0",
+                          ssh_key="/root/.ssh/id_ed25519_roce_mpi", as_root=True, extra_args=["--mca", "pml", "ob1"])
+    assert argv == [
+        "/usr/bin/mpirun", "--allow-run-as-root", "--mca", "coll_hcoll_enable", "0",
+        "--mca", "oob_tcp_if_include", "ens1f0np0", "--mca", "btl_tcp_if_include", "ens1f0np0",
+        "--mca", "plm_rsh_args", "-i /root/.ssh/id_ed25519_roce_mpi -o BatchMode=yes -o IdentitiesOnly=yes",
+        "--mca", "pml", "ob1",
+        "-x", "NCCL_DEBUG=INFO", "-x", "NCCL_IB_HCA==mlx5_0:1",
+        "-np", "16", "-H", "10.0.0.1:8,10.0.0.2:8", "--map-by", "ppr:8:node", "--bind-to", "numa",
+        "/opt/nt/all_reduce_perf", "-g", "1"]
+    assert "StrictHostKeyChecking" not in " ".join(argv)
+
+
+def test_mpirun_argv_pins_each_rank_to_its_gpus_numa_node():
+    argv = nc.mpirun_argv("mpirun", ["a", "b"], 2, ["bench"], numa_nodes=[0, -1], numactl="/usr/bin/numactl",
+                          env={"NCCL_IB_HCA": "=mlx5_0:1"})
+    tail = argv[argv.index("--bind-to"):]
+    # Open MPI applies -x to one application context: each context repeats it (the lab VMs showed the
+    # second host's rank without the variable when it was given once).
+    env = ["-x", "NCCL_IB_HCA==mlx5_0:1"]
+    pin = ["/usr/bin/numactl", "--cpunodebind=0", "--membind=0"]
+    expected = (["--bind-to", "none"]
+                + ["-np", "1", "-H", "a:2"] + env + pin + ["bench", ":"]
+                + ["-np", "1", "-H", "a:2"] + env + ["bench", ":"]
+                + ["-np", "1", "-H", "b:2"] + env + pin + ["bench", ":"]
+                + ["-np", "1", "-H", "b:2"] + env + ["bench"])
+    assert tail == expected
+    assert "--allow-run-as-root" not in argv and "coll_hcoll_enable" in argv
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(hosts=[]), "no hosts"),
+    (dict(hosts=["a b"]), "malformed MPI host 'a b'"),
+    (dict(hosts=["a;reboot"]), "malformed MPI host"),
+    (dict(hosts=["a"], ranks_per_host=0), "at least 1"),
+    (dict(hosts=["a"], env={"BAD NAME": "1"}), "malformed environment variable name"),
+    (dict(hosts=["a"], ranks_per_host=2, numa_nodes=[0]), "1 NUMA nodes for 2 ranks"),
+])
+def test_mpirun_argv_rejects_bad_input(kwargs, message):
+    args = dict(mpirun="mpirun", ranks_per_host=1, program=["x"])
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=message):
+        nc.mpirun_argv(**args)
+
+
+def test_mpi_failure_names_the_cause():
+    text = ("Host key verification failed.\r\n--------------------------------------------------------------------------\n"
+            "ORTE was unable to reliably start one or more daemons.\n")
+    cause = nc.mpi_failure(text)
+    assert cause.startswith("SSH refused a host whose key is not in known_hosts")
+    assert "do not turn checking off" in cause and "could not start its daemon" in cause
+    assert nc.mpi_failure("all fine") is None
+    assert nc.mpi_failure("ssh: connect to host 10.9.9.9 port 22: No route to host") == (
+        "a host cannot be reached over the network mpirun uses "
+        "('ssh: connect to host 10.9.9.9 port 22: No route to host')")
