@@ -15,26 +15,15 @@ beside a local (torch.multiprocessing) run of the same sizes.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import shutil
 import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-BENCH = os.path.join(ROOT, "roles", "validate", "files", "nccl_bench.py")
-
-
-def load(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-nccl = load("_nccl", os.path.join(ROOT, "plugins", "module_utils", "_nccl.py"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The collection's parsers and the benchmark's path, loaded the way the comparison benchmark does.
+from nccl_vs_torch import BENCH, nccl  # noqa: E402 pylint: disable=wrong-import-position
 
 
 def gpu_numa_nodes(count):
