@@ -62,10 +62,10 @@ def main():
             print("#  Rank %2d Group  0 Pid %6s on %10s device  0 [cpu] host memory cpus %s NCCL_IB_HCA %s"
                   % (index, pid, host, cpus, hca))
         print("#\n#%66s%35s" % ("out-of-place", "in-place"))
-        print("#%12s%14s%10s%8s%8s%9s%8s%8s%7s%9s%8s%8s%7s" % ("size", "count", "type", "redop", "root", "time", "algbw",
-                                                             "busbw", "#wrong", "time", "algbw", "busbw", "#wrong"))
-        print("#%12s%14s%10s%8s%8s%9s%8s%8s%7s%9s%8s%8s%7s" % ("(B)", "(elements)", "", "", "", "(us)", "(GB/s)",
-                                                             "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""))
+        layout = "#%12s%14s%10s%8s%8s%9s%8s%8s%7s%9s%8s%8s%7s"
+        print(layout % ("size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong",
+                        "time", "algbw", "busbw", "#wrong"))
+        print(layout % ("(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", ""))
         sys.stdout.flush()
     hang = os.environ.get("ROCE_LAB_STANDIN_HANG")
     if hang is not None and int(hang) == rank:
