@@ -449,6 +449,16 @@ def finish(module, result):
     module.exit_json(failed=False, **result)
 
 
+def record(result, params, output, rc):
+    """Put a finished side's verdict, parsed result and summary into the module result."""
+    passed, cause, msg, parsed, summary = judge(params, output, rc)
+    result.update(passed=passed, cause=cause, msg=msg, rc=rc, output=output)
+    if parsed is not None:
+        result["result"] = parsed
+    if summary is not None:
+        result["summary"] = summary
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -580,13 +590,7 @@ def main():
     if params["mode"] == "client":
         full = wrap(module, params, argv, params["timeout"])
         rc, out, err = runner.run(full)
-        output = out + (err or "")
-        passed, cause, msg, parsed, summary = judge(params, output, rc)
-        result.update(passed=passed, cause=cause, msg=msg, rc=rc, output=output)
-        if parsed is not None:
-            result["result"] = parsed
-        if summary is not None:
-            result["summary"] = summary
+        record(result, params, out + (err or ""), rc)
         finish(module, result)
 
     # collect
@@ -607,13 +611,7 @@ def main():
     else:
         text = read_text(out_file + ".rc").strip()
         rc = int(text) if text.lstrip("-").isdigit() else 1
-    output = read_text(out_file)
-    passed, cause, msg, parsed, summary = judge(params, output, rc)
-    result.update(passed=passed, cause=cause, msg=msg, rc=rc, output=output)
-    if parsed is not None:
-        result["result"] = parsed
-    if summary is not None:
-        result["summary"] = summary
+    record(result, params, read_text(out_file), rc)
     for path in (pid_file, out_file, out_file + ".pid", out_file + ".rc"):
         if os.path.exists(path):
             os.unlink(path)
