@@ -9,7 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.roce.fabric.plugins.module_utils._k8s_network import (
+from ansible_collections.roce.fabric.plugins.module_utils.k8s.network import (
     input_errors,
     nodes_missing_resources,
     object_errors,

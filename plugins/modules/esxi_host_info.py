@@ -78,8 +78,8 @@ hosts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.roce.fabric.plugins.module_utils._pci import normalize_pci_address
-from ansible_collections.roce.fabric.plugins.module_utils._vsphere import Vsphere, vim, vmodl, vsphere_argument_spec
+from ansible_collections.roce.fabric.plugins.module_utils.common.pci import normalize_pci_address
+from ansible_collections.roce.fabric.plugins.module_utils.esxi.vsphere import Vsphere, vim, vmodl, vsphere_argument_spec
 
 
 def _pci(address):

@@ -154,9 +154,9 @@ import platform
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.roce.fabric.plugins.module_utils._command import CommandRunner
-from ansible_collections.roce.fabric.plugins.module_utils._esxcli import normalize_kernel_value, parse_kernel_settings
-from ansible_collections.roce.fabric.plugins.module_utils._vsphere import (
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner
+from ansible_collections.roce.fabric.plugins.module_utils.esxi.parsers import normalize_kernel_value, parse_kernel_settings
+from ansible_collections.roce.fabric.plugins.module_utils.esxi.vsphere import (
     Vsphere, VsphereError, api_value, display, typed_option_value, vsphere_argument_spec, vim, vmodl)
 
 PREFIX = "VMkernel.Boot."

@@ -232,8 +232,8 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.roce.fabric.plugins.module_utils import _nccl
-from ansible_collections.roce.fabric.plugins.module_utils._command import CommandRunner, LOCALE_ENV
+from ansible_collections.roce.fabric.plugins.module_utils.validate import nccl as _nccl
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, LOCALE_ENV
 
 NCCL_TESTS = {"all_reduce": "all_reduce_perf", "all_to_all": "alltoall_perf"}
 # A host's environment must keep NVLink multicast settings it was given; these are only defaults.

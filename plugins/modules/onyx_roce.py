@@ -255,10 +255,10 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
-from ansible_collections.roce.fabric.plugins.module_utils import _onyx as onyx
-from ansible_collections.roce.fabric.plugins.module_utils._onyx_cli import (
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError, ModuleRun
+from ansible_collections.roce.fabric.plugins.module_utils.onyx import parsers, state
+from ansible_collections.roce.fabric.plugins.module_utils.onyx.transport import (
     NETMIKO_IMPORT_ERROR,
-    OnyxCliError,
     OnyxSession,
     connection_argument_spec,
 )
@@ -269,7 +269,7 @@ ECN_SPEC = dict(traffic_class=dict(type="int", required=True), min_kb=dict(type=
 def argument_spec():
     spec = connection_argument_spec()
     spec.update(
-        roce_mode=dict(type="str", choices=list(onyx.ROCE_MODES)),
+        roce_mode=dict(type="str", choices=list(parsers.ROCE_MODES)),
         vlans=dict(type="list", elements="dict", options=dict(
             id=dict(type="int", required=True),
             name=dict(type="str"),
@@ -279,7 +279,7 @@ def argument_spec():
         ports=dict(type="list", elements="dict", options=dict(
             ports=dict(type="list", elements="str", required=True),
             mtu=dict(type="int"),
-            trust=dict(type="str", choices=list(onyx.TRUST_MODES)),
+            trust=dict(type="str", choices=list(parsers.TRUST_MODES)),
             pfc=dict(type="bool"),
             shutdown=dict(type="bool"),
             ecn=dict(type="list", elements="dict", options=ECN_SPEC),
@@ -294,45 +294,40 @@ def argument_spec():
     return spec
 
 
-def settings_diff(want, have, roce_mode):
-    """Before/after of the managed settings only."""
-    before = dict(ports={})
-    after = dict(ports={})
-    if want["roce"] is not None:
-        before["roce"], after["roce"] = roce_mode or "disabled", want["roce"]
-    if want["vlans"]:
-        before["vlans"] = dict((str(vid), have["vlans"].get(vid)) for vid in sorted(want["vlans"]))
-        after["vlans"] = dict((str(vid), want["vlans"][vid]) for vid in sorted(want["vlans"]))
-    if want["pfc"] is not None:
-        before["pfc"] = dict(enabled=have["pfc"]["enabled"], priorities=sorted(have["pfc"]["priorities"]))
-        after["pfc"] = dict(enabled=want["pfc"]["enabled"], priorities=sorted(want["pfc"]["priorities"] | have["pfc"]["priorities"]))
-    for port in onyx.sort_ports(want["ports"]):
-        entry = want["ports"][port]
-        now = have["ports"].get(port) or onyx.empty_port_state()
-        old, new = {}, {}
-        for key, value in entry.items():
-            current = now.get(key)
-            if key == "allowed_vlans":
-                value, current = sorted(value), sorted(current or ())
-            if key == "ecn":
-                current = dict((str(tc), list(t)) for tc, t in (current or {}).items() if tc in value)
-                value = dict((str(tc), list(t)) for tc, t in value.items())
-            old[key], new[key] = current, value
-        if old != new:
-            before["ports"][port], after["ports"][port] = old, new
-    return dict(before=before, after=after)
+def invalid(exc):
+    return FabricError("Invalid input, nothing was sent to the switch: %s" % exc)
 
 
-def read_switch(session):
-    release = onyx.parse_show_version_json(session.show_json("show version"))
-    have = onyx.parse_running_config(session.show("show running-config"))
-    roce_mode = onyx.parse_show_roce(session.show("show roce"))["mode"]
-    interfaces = onyx.interfaces_from_json(session.show_json("show interfaces ethernet"), release)
-    for name, attrs in interfaces.items():
-        port = have["ports"].setdefault(name, onyx.empty_port_state())
-        if port["mtu"] is None:
-            port["mtu"] = onyx.mtu_from_attrs(attrs)
-    return release, have, roce_mode, set(interfaces)
+def converge(run, params, want):
+    """Read the switch once, compare once, send what differs, save if asked."""
+    session = OnyxSession(params["host"], params["port"], params["username"], params["password"], params["ssh_key_file"], params["timeout"])
+    try:
+        session.open()
+        release, have, roce_mode, existing = state.read_switch(session)
+        try:
+            state.check_ports_exist(want, existing)
+        except parsers.OnyxInputError as exc:
+            raise invalid(exc)
+        planned = state.plan(want, have, release, roce_mode=roce_mode)
+        commands = planned["commands"]
+        run.update(commands=commands, toggles_ports=bool(planned["toggles"]), toggled_ports=planned["toggles"], release=release)
+        run.set_diff(planned["diff"]["before"], planned["diff"]["after"])
+        run.changed(bool(commands))
+        if commands and not run.check_mode:
+            applied, failed, error = session.configure(commands)
+            run.update(applied=applied, not_applied=commands[len(applied):], changed=bool(applied))
+            if failed:
+                raise FabricError(
+                    "The switch refused '%s' (%s). Applied %d of %d commands; not applied: %s. Running the task again converges."
+                    % (failed, error, len(applied), len(commands), "; ".join(commands[len(applied):])),
+                    logins=session.logins,
+                )
+        if params["save"] and run.result["changed"] and not run.check_mode:
+            session.save()
+            run.update(saved=True)
+    finally:
+        session.close()
+        run.update(logins=session.logins)
 
 
 def main():
@@ -342,55 +337,22 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
+    run = ModuleRun(module, toggles_ports=False, toggled_ports=[], saved=False)
     try:
-        want = onyx.normalize_want(params)
-    except onyx.OnyxInputError as exc:
-        module.fail_json(msg="Invalid input, nothing was sent to the switch: %s" % exc)
+        want = state.normalize_want(params)
+    except parsers.OnyxInputError as exc:
+        run.fail(str(invalid(exc)))
 
-    result = dict(changed=False, commands=[], toggles_ports=False, toggled_ports=[], saved=False)
     if params["state"] == "rendered":
-        have = onyx.parse_running_config("")
-        commands, toggles = onyx.generate_commands(want, have, onyx.JSON_LAYOUT_VERSION, roce_mode="disabled")
-        result.update(commands=commands, toggles_ports=bool(toggles), toggled_ports=toggles)
-        module.exit_json(**result)
+        commands, toggles = state.generate_commands(want, parsers.parse_running_config(""), parsers.JSON_LAYOUT_VERSION, roce_mode="disabled")
+        run.update(commands=commands, toggles_ports=bool(toggles), toggled_ports=toggles)
+        module.exit_json(**run.result)
 
     if NETMIKO_IMPORT_ERROR:
         module.fail_json(msg=missing_required_lib("netmiko"), exception=NETMIKO_IMPORT_ERROR)
     if not params["password"] and not params["ssh_key_file"]:
         module.fail_json(msg="Give the switch's password or ssh_key_file (or ansible_password / ansible_ssh_private_key_file in the inventory)")
-
-    session = OnyxSession(params["host"], params["port"], params["username"], params["password"], params["ssh_key_file"], params["timeout"])
-    try:
-        session.open()
-        release, have, roce_mode, existing = read_switch(session)
-        onyx.check_ports_exist(want, existing)
-        commands, toggles = onyx.generate_commands(want, have, release, roce_mode=roce_mode)
-        result.update(commands=commands, toggles_ports=bool(toggles), toggled_ports=toggles, release=release)
-        if module._diff:
-            result["diff"] = settings_diff(want, have, roce_mode)
-        if commands and not module.check_mode:
-            applied, failed, error = session.configure(commands)
-            result.update(applied=applied, not_applied=commands[len(applied):], changed=bool(applied))
-            if failed:
-                result["logins"] = session.logins
-                module.fail_json(
-                    msg="The switch refused '%s' (%s). Applied %d of %d commands; not applied: %s. Running the task again converges."
-                    % (failed, error, len(applied), len(commands), "; ".join(commands[len(applied):])),
-                    **result
-                )
-        elif module.check_mode:
-            result["changed"] = bool(commands)
-        if params["save"] and result["changed"] and not module.check_mode:
-            session.save()
-            result["saved"] = True
-    except onyx.OnyxInputError as exc:
-        module.fail_json(msg="Invalid input, nothing was sent to the switch: %s" % exc, **result)
-    except OnyxCliError as exc:
-        module.fail_json(msg=str(exc), failure=exc.kind, **result)
-    finally:
-        session.close()
-    result["logins"] = session.logins
-    module.exit_json(**result)
+    run.execute(lambda run: converge(run, params, want))
 
 
 if __name__ == "__main__":

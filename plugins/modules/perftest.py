@@ -249,8 +249,8 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.roce.fabric.plugins.module_utils import _perftest
-from ansible_collections.roce.fabric.plugins.module_utils._command import CommandRunner
+from ansible_collections.roce.fabric.plugins.module_utils.validate import perftest as _perftest
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner
 
 TOOLS = ("rping", "ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_read_lat", "ib_send_lat")
 BW_TOOLS = ("ib_write_bw", "ib_read_bw", "ib_send_bw")

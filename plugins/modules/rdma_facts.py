@@ -370,19 +370,19 @@ import platform
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.roce.fabric.plugins.module_utils import _gpu
-from ansible_collections.roce.fabric.plugins.module_utils import _nccl
-from ansible_collections.roce.fabric.plugins.module_utils import _rdma
-from ansible_collections.roce.fabric.plugins.module_utils._command import CommandRunner
+from ansible_collections.roce.fabric.plugins.module_utils.validate import gpu as _gpu
+from ansible_collections.roce.fabric.plugins.module_utils.validate import nccl as _nccl
+from ansible_collections.roce.fabric.plugins.module_utils.rdma import sysfs as rdma_sysfs
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner
 
 
 def driver_stack(module, runner):
     """``{stack, version}``: the NVIDIA stack from ``ofed_info -s`` when it is installed, else inbox."""
-    driver = {"stack": "inbox", "version": _rdma.kernel_release(module.params["root"]) or platform.release()}
+    driver = {"stack": "inbox", "version": rdma_sysfs.kernel_release(module.params["root"]) or platform.release()}
     ofed_info = module.get_bin_path("ofed_info")
     if ofed_info:
         rc, out, err = runner.run([ofed_info, "-s"])
-        stack, version = _rdma.parse_ofed_info(out)
+        stack, version = rdma_sysfs.parse_ofed_info(out)
         if rc == 0 and stack:
             driver = {"stack": stack, "version": version}
     return driver
@@ -393,15 +393,15 @@ def discover(module, runner):
     root = params["root"]
     wanted = params["devices"]
     if wanted:
-        found = _rdma.rdma_device_names(root)
+        found = rdma_sysfs.rdma_device_names(root)
         unknown = [d for d in wanted if d not in found]
         if unknown:
             module.fail_json(msg="unknown RDMA device(s): %s (found: %s)" % (", ".join(unknown), ", ".join(found) or "none"))
-    devices = _rdma.rdma_devices(root, names=wanted or None)
+    devices = rdma_sysfs.rdma_devices(root, names=wanted or None)
     driver = driver_stack(module, runner)
     layer = None if params["link_layer"] == "any" else params["link_layer"]
-    ports = _rdma.usable_ports(devices, layer)
-    gpus = _rdma.gpus(root)
+    ports = rdma_sysfs.usable_ports(devices, layer)
+    gpus = rdma_sysfs.gpus(root)
     topology = None
     affinity = {}
     if gpus and params["gpu_topology"]:

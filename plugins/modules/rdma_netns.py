@@ -219,405 +219,59 @@ commands:
   sample: ["rdma system set netns exclusive", "rdma dev set irdma0 netns pod-default-rdma-test"]
 """
 
-import glob
-import os
-import platform
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.roce.fabric.plugins.module_utils._command import CommandRunner
-from ansible_collections.roce.fabric.plugins.module_utils import _rdma
-
-HOST = "host"
-HOST_ALIAS = "roce-fabric-host"
-NETNS_RUN_DIRS = ("/run/netns", "/var/run/netns")
-PROC = "/proc"
-IB_CORE_SYSFS = "/sys/module/ib_core"
-BOOT = "/boot"
+from ansible_collections.roce.fabric.plugins.module_utils.rdma import tools as rdma_tools
+from ansible_collections.roce.fabric.plugins.module_utils.rdma.host import HOST, HOST_ALIAS, NetnsError, RdmaHost
+from ansible_collections.roce.fabric.plugins.module_utils.rdma.netns_mode import NamespaceMode
+from ansible_collections.roce.fabric.plugins.module_utils.rdma.placement import DevicePlacement
 
 
-class NetnsError(Exception):
-    def __init__(self, msg, **details):
-        super(NetnsError, self).__init__(msg)
-        self.msg = msg
-        self.details = details
+def converge(module, host):
+    """The namespace mode first (persistent, then running), then device placement; every check before any change."""
+    p = module.params
+    result = {}
+    mode_part = NamespaceMode(host, p)
+    placement = DevicePlacement(host, p)
+    version = host.iproute2_version()
+    system = host.running_mode()
+    running_before = system.get("netns") if system else None
+    persistent_before = rdma_tools.effective_persistent_mode(mode_part.modprobe_files())[0]
+    mode = p["mode"]
 
+    if p["devices"]:
+        names = host.netns_names()
+        by_name = not any(p[k] is not None for k in ("pid", "container", "pod"))
+        will_run = mode if (mode and p["runtime"] and running_before) else running_before
+        placement.check(names, host.locate(names) if by_name else None, will_run)
 
-class RdmaNetns(object):
+    persistent_after, source, file_changed = mode_part.persistent(mode)
+    if file_changed:
+        mode_part.update_initramfs()
 
-    def __init__(self, module):
-        self.module = module
-        self.params = module.params
-        self.runner = CommandRunner(module)
-        self.check = module.check_mode
-        self.rdma = module.get_bin_path("rdma", required=True)
-        self.ip = module.get_bin_path("ip", required=True)
-        self.changed = False
-        self.reboot_required = False
-        self.commands = []
-        self.warnings = []
+    running_after = running_before
+    if mode and p["runtime"] and running_before and running_before != mode:
+        running_after = mode_part.set_running_mode(mode, system, p["persistent"] == "present")
 
-    # --- helpers -----------------------------------------------------------------------------------------
+    before_devices, after_devices = {}, {}
+    if p["devices"]:
+        before_devices, after_devices = placement.place(running_after, result)
 
-    def read(self, argv):
-        return self.runner.run(argv)
-
-    def mutate(self, argv, what):
-        """Run a mutating command (or only record it in check mode); raise NetnsError with the tool's words."""
-        self.commands.append(CommandRunner.render(argv))
-        self.changed = True
-        if self.check:
-            return ""
-        rc, out, err = self.runner.run(argv, mutating=True)
-        if rc != 0:
-            text = (err or out or "").strip()
-            raise NetnsError("%s failed: %s" % (what, text or "rc=%d" % rc), kind=_rdma.classify_error(text),
-                             command=CommandRunner.render(argv), rc=rc, stderr=err)
-        return out
-
-    # --- reading state -----------------------------------------------------------------------------------
-
-    def iproute2_version(self):
-        rc, out, err = self.read([self.rdma, "-V"])
-        version = _rdma.parse_iproute2_version(out + err)
-        if _rdma.iproute2_supports_netns(version) is False:
-            raise NetnsError("iproute2 %s is too old: RDMA network namespaces need iproute2 %s or later "
-                             "(rdma system, rdma dev set ... netns)" % (version, _rdma.MIN_IPROUTE2), kind="too_old")
-        return version
-
-    def running_mode(self):
-        """``rdma system show`` parsed, or None when ib_core is not loaded."""
-        rc, out, err = self.read([self.rdma, "system", "show"])
-        try:
-            return _rdma.parse_system(out if rc == 0 else out + err)
-        except _rdma.RdmaToolError as exc:
-            if exc.kind == "too_old":
-                raise NetnsError("this iproute2 has no 'rdma system' (%s): RDMA network namespaces need iproute2 %s or later"
-                                 % (exc.text, _rdma.MIN_IPROUTE2), kind="too_old")
-            if not os.path.isdir(IB_CORE_SYSFS):
-                return None
-            raise NetnsError("cannot read the RDMA namespace mode: %s" % exc.text, kind=exc.kind)
-
-    def modprobe_files(self):
-        files = []
-        directory = os.path.dirname(self.params["modprobe_file"])
-        for path in sorted(glob.glob(os.path.join(directory, "*.conf"))):
-            with open(path) as handle:
-                files.append((path, handle.read()))
-        return files
-
-    def netns_names(self):
-        rc, out, err = self.read([self.ip, "netns", "list"])
-        if rc != 0:
-            raise NetnsError("ip netns list failed: %s" % (err or out).strip())
-        return [n for n in _rdma.parse_netns_list(out) if n != HOST_ALIAS]
-
-    def devices_in(self, netns):
-        if netns == HOST:
-            argv = [self.rdma, "-j", "dev", "show"]
-        elif netns.startswith("/"):
-            nsenter = self.module.get_bin_path("nsenter", required=True)
-            argv = [nsenter, "--net=%s" % netns, self.rdma, "-j", "dev", "show"]
-        else:
-            argv = [self.ip, "netns", "exec", netns, self.rdma, "-j", "dev", "show"]
-        rc, out, err = self.read(argv)
-        if rc != 0:
-            return []
-        return [d["name"] for d in _rdma.parse_devices(out)]
-
-    def locate(self, names):
-        """Device name -> namespace name (``host`` for the host's) for every device seen."""
-        where = dict((dev, HOST) for dev in self.devices_in(HOST))
-        for netns in names:
-            for dev in self.devices_in(netns):
-                where.setdefault(dev, netns)
-        return where
-
-    # --- persistent mode ---------------------------------------------------------------------------------
-
-    def persistent(self, mode):
-        path = self.params["modprobe_file"]
-        wanted = self.params["persistent"]
-        files = self.modprobe_files()
-        before_mode, before_source = _rdma.effective_persistent_mode(files)
-        others = [(n, t) for n, t in files if n != path]
-        current = None
-        if os.path.exists(path):
-            with open(path) as handle:
-                current = handle.read()
-        if wanted == "present":
-            content = _rdma.render_modprobe_file(mode)
-            after_files = others + [(path, content)]
-        elif wanted == "absent":
-            content = None
-            after_files = others
-        else:
-            return before_mode, before_source, False
-        after_mode, after_source = _rdma.effective_persistent_mode(after_files)
-        if wanted == "present" and after_mode != mode:
-            raise NetnsError("%s sets netns_mode for %s mode and overrides %s (modprobe reads /etc/modprobe.d in name order, "
-                             "the last one wins); remove it or set modprobe_file to sort after it"
-                             % (after_source, after_mode, path), kind="conflict")
-        if current == content:
-            return after_mode, after_source, False
-        self.changed = True
-        if content is None:
-            self.commands.append("rm %s" % path)
-            if not self.check:
-                os.unlink(path)
-        else:
-            self.commands.append("write %s: options ib_core netns_mode=%s" % (path, _rdma.NETNS_MODE_PARAM[mode]))
-            if not self.check:
-                self.module.atomic_move(self.write_temp(content), path)
-                os.chmod(path, 0o644)
-        return after_mode, after_source, True
-
-    def write_temp(self, content):
-        tmp = os.path.join(self.module.tmpdir, "ib_core.conf")
-        with open(tmp, "w") as handle:
-            handle.write(content)
-        return tmp
-
-    def update_initramfs(self):
-        policy = self.params["initramfs"]
-        if policy == "never":
-            return
-        release = platform.release()
-        update = self.module.get_bin_path("update-initramfs")
-        dracut = self.module.get_bin_path("dracut")
-        if policy == "auto":
-            image = None
-            lister = None
-            if update:
-                image, lister = os.path.join(BOOT, "initrd.img-%s" % release), self.module.get_bin_path("lsinitramfs")
-            elif dracut:
-                image, lister = os.path.join(BOOT, "initramfs-%s.img" % release), self.module.get_bin_path("lsinitrd")
-            if not image or not lister or not os.path.exists(image):
-                return
-            rc, out, err = self.read([lister, image])
-            if rc != 0 or not _rdma.initramfs_has_module(out):
-                return
-        if update:
-            self.mutate([update, "-u", "-k", release], "updating the initramfs")
-        elif dracut:
-            self.mutate([dracut, "-f", "--kver", release], "updating the initramfs")
-        elif policy == "always":
-            raise NetnsError("initramfs=always, but neither update-initramfs nor dracut is installed")
-
-    # --- runtime mode ------------------------------------------------------------------------------------
-
-    def set_running_mode(self, mode, system, persistent_present):
-        changed_before = self.changed
-        try:
-            self.mutate([self.rdma, "system", "set", "netns", mode], "switching the RDMA namespace mode to %s" % mode)
-        except NetnsError as exc:
-            if exc.details.get("kind") != "busy":
-                raise
-            self.changed = changed_before
-            self.commands.pop()
-            names = self.netns_names()
-            why = ("the kernel refuses to change the RDMA namespace mode while network namespaces other than the host's exist "
-                   "(named: %s; containers and pods have unnamed ones)" % (", ".join(names) or "none"))
-            if persistent_present:
-                self.warnings.append("%s; %s mode is recorded for the next boot" % (why, mode))
-                return system.get("netns")
-            raise NetnsError("%s. Stop them, or use persistent=present and reboot" % why, kind="busy", namespaces=names)
-        return mode
-
-    # --- device placement --------------------------------------------------------------------------------
-
-    def netns_of_pid(self, pid):
-        """Name of the namespace of ``pid`` (``host`` for the host's), or None when it has no name."""
-        path = os.path.join(PROC, str(pid), "ns", "net")
-        try:
-            inode = os.stat(path).st_ino
-        except OSError:
-            raise NetnsError("process %d does not exist (no %s)" % (pid, path), kind="no_netns")
-        if inode == os.stat(os.path.join(PROC, "1", "ns", "net")).st_ino:
-            return HOST
-        for directory in NETNS_RUN_DIRS:
-            for name in sorted(os.listdir(directory)) if os.path.isdir(directory) else []:
-                try:
-                    if os.stat(os.path.join(directory, name)).st_ino == inode and name != HOST_ALIAS:
-                        return name
-                except OSError:
-                    continue
-        return None
-
-    def runtime_tool(self, wanted):
-        names = ["crictl", "nerdctl", "docker"] if wanted == "auto" else [wanted]
-        for name in names:
-            path = self.module.get_bin_path(name)
-            if path:
-                return name, path
-        raise NetnsError("no container runtime client found (looked for %s)" % ", ".join(names), kind="no_runtime")
-
-    def pid_of_container(self, container):
-        kind, tool = self.runtime_tool(self.params["container_runtime"])
-        argv = [tool, "inspect", "-o", "json", container] if kind == "crictl" else [tool, "inspect", container]
-        rc, out, err = self.read(argv)
-        if rc != 0:
-            raise NetnsError("container %s not found by %s: %s" % (container, kind, (err or out).strip()), kind="no_container")
-        try:
-            pid = _rdma.parse_inspect_pid(out)
-        except (ValueError, AttributeError):
-            raise NetnsError("cannot read %s inspect output for %s" % (kind, container))
-        if not pid:
-            raise NetnsError("container %s is not running (%s reports no process)" % (container, kind), kind="no_container")
-        return pid
-
-    def pid_of_pod(self, pod, namespace):
-        tool = self.module.get_bin_path("crictl")
-        if not tool:
-            raise NetnsError("finding pod %s/%s needs crictl, which is not installed" % (namespace, pod), kind="no_runtime")
-        rc, out, err = self.read([tool, "pods", "--name", pod, "--namespace", namespace, "-o", "json"])
-        if rc != 0:
-            raise NetnsError("crictl pods failed: %s" % (err or out).strip())
-        ids = _rdma.parse_crictl_pods(out, pod, namespace)
-        if not ids:
-            raise NetnsError("no ready pod %s in namespace %s on this host" % (pod, namespace), kind="no_pod")
-        if len(ids) > 1:
-            raise NetnsError("%d ready sandboxes for pod %s/%s: %s" % (len(ids), namespace, pod, ", ".join(ids)))
-        rc, out, err = self.read([tool, "inspectp", "-o", "json", ids[0]])
-        pid = _rdma.parse_inspect_pid(out) if rc == 0 else None
-        if not pid:
-            raise NetnsError("pod %s/%s has no sandbox process" % (namespace, pod), kind="no_pod")
-        return pid
-
-    def target(self, known):
-        """(namespace name, pid, name to give it or None when it has one already). Changes nothing."""
-        p = self.params
-        if p["state"] == "absent":
-            return HOST, None, None
-        if p["netns"]:
-            if p["netns"] not in known:
-                raise NetnsError("network namespace %s does not exist (ip netns list: %s)" % (p["netns"], ", ".join(known) or "none"),
-                                 kind="no_netns")
-            return p["netns"], None, None
-        if p["pid"] is not None:
-            pid, default = p["pid"], "pid-%d" % p["pid"]
-        elif p["container"]:
-            pid, default = self.pid_of_container(p["container"]), "ctr-%s" % p["container"][:12]
-        else:
-            pid, default = self.pid_of_pod(p["pod"], p["pod_namespace"]), "pod-%s-%s" % (p["pod_namespace"], p["pod"])
-        name = self.netns_of_pid(pid)
-        if name:
-            return name, pid, None
-        name = p["netns_name"] or default
-        if name in known:
-            raise NetnsError("namespace name %s is taken by another namespace; set netns_name" % name, kind="conflict")
-        return name, pid, name
-
-    def move(self, device, source, dest):
-        dev_set = [self.rdma, "dev", "set", device, "netns"]
-        try:
-            if dest == HOST:
-                self.mutate([self.ip, "netns", "attach", HOST_ALIAS, "1"], "naming the host namespace")
-                try:
-                    self.mutate([self.ip, "netns", "exec", source] + dev_set + [HOST_ALIAS], "moving %s to the host" % device)
-                finally:
-                    self.mutate([self.ip, "netns", "delete", HOST_ALIAS], "removing the host namespace name")
-            elif source == HOST:
-                self.mutate(dev_set + [dest], "moving %s into %s" % (device, dest))
-            else:
-                self.mutate([self.ip, "netns", "exec", source] + dev_set + [dest], "moving %s into %s" % (device, dest))
-        except NetnsError as exc:
-            kind = exc.details.get("kind")
-            if kind == "not_supported":
-                raise NetnsError("RDMA device %s cannot change network namespace: the kernel answers 'Operation not supported' "
-                                 "for drivers that cannot detach their users (software devices rdma_rxe and siw never can; "
-                                 "mlx5_ib, irdma and other hardware drivers can). Nothing was moved." % device,
-                                 kind=kind, device=device, stderr=exc.details.get("stderr"))
-            raise
-
-    def place(self, mode_after, result):
-        p = self.params
-        names = self.netns_names()
-        if mode_after != "exclusive":
-            raise NetnsError("the RDMA subsystem is in %s mode: every device is visible in every namespace and none can be "
-                             "moved; set mode: exclusive first" % (mode_after or "no (ib_core not loaded)"), kind="shared")
-        where = self.locate(names)
-        dest, pid, new_name = self.target(names)
-        if new_name:
-            # A device may already be in the target namespace, which has no name yet: look into it.
-            for dev in self.devices_in(os.path.join(PROC, str(pid), "ns", "net")):
-                where.setdefault(dev, dest)
-        unknown = [d for d in p["devices"] if d not in where]
-        if unknown:
-            raise NetnsError("unknown RDMA device(s): %s (found: %s)" % (", ".join(unknown), ", ".join(sorted(where)) or "none"),
-                             kind="no_device")
-        result["target"] = {"netns": dest, "pid": pid}
-        before = dict((d, where[d]) for d in p["devices"])
-        moving = [d for d in p["devices"] if where[d] != dest]
-        if moving and new_name:
-            self.mutate([self.ip, "netns", "attach", new_name, str(pid)], "naming the namespace of process %d" % pid)
-        for device in moving:
-            self.move(device, where[device], dest)
-        if self.check:
-            after = dict((d, dest) for d in p["devices"])
-        else:
-            now = self.locate(self.netns_names())
-            after = dict((d, now.get(d, dest if new_name and not moving else "unknown")) for d in p["devices"])
-            wrong = [d for d in p["devices"] if after[d] != dest]
-            if wrong:
-                raise NetnsError("after the move, %s not in %s: %s" % (", ".join(wrong), dest, after))
-        return before, after
-
-    # --- main --------------------------------------------------------------------------------------------
-
-    def run(self):
-        p = self.params
-        result = {}
-        version = self.iproute2_version()
-        system = self.running_mode()
-        running_before = system.get("netns") if system else None
-        persistent_before = _rdma.effective_persistent_mode(self.modprobe_files())[0]
-        mode = p["mode"]
-
-        # Everything that can be checked without changing anything, first.
-        if p["devices"]:
-            names = self.netns_names()
-            if p["state"] == "present" and p["netns"] and p["netns"] not in names:
-                raise NetnsError("network namespace %s does not exist (ip netns list: %s)" % (p["netns"], ", ".join(names) or "none"),
-                                 kind="no_netns")
-            if not any(p[k] is not None for k in ("pid", "container", "pod")):
-                where = self.locate(names)
-                unknown = [d for d in p["devices"] if d not in where]
-                if unknown:
-                    raise NetnsError("unknown RDMA device(s): %s (found: %s)" % (", ".join(unknown), ", ".join(sorted(where)) or "none"),
-                                     kind="no_device")
-            will_run = mode if (mode and p["runtime"] and running_before) else running_before
-            if will_run != "exclusive":
-                raise NetnsError("the RDMA subsystem is in %s mode: every device is visible in every namespace and none can be "
-                                 "moved; set mode: exclusive first" % (will_run or "no (ib_core not loaded)"), kind="shared")
-
-        persistent_after, source, file_changed = self.persistent(mode)
-        if file_changed:
-            self.update_initramfs()
-
-        running_after = running_before
-        if mode and p["runtime"] and running_before and running_before != mode:
-            running_after = self.set_running_mode(mode, system, p["persistent"] == "present")
-
-        before_devices, after_devices = {}, {}
-        if p["devices"]:
-            before_devices, after_devices = self.place(running_after, result)
-
-        # Only a managed persistent mode asks for a reboot: otherwise a reboot would undo a runtime-only change.
-        self.reboot_required = p["persistent"] is not None and bool(running_after) and running_after != persistent_after
-        mode_info = {"running": running_after, "persistent": persistent_after, "persistent_source": source}
-        if system and "copy_on_fork" in system:
-            mode_info["copy_on_fork"] = system["copy_on_fork"]
-        result.update(
-            changed=self.changed, reboot_required=self.reboot_required, mode=mode_info, iproute2=version,
-            devices=after_devices if p["devices"] else {}, commands=self.commands,
-        )
-        if self.module._diff:
-            result["diff"] = {
-                "before": {"mode": running_before, "persistent_mode": persistent_before, "devices": before_devices},
-                "after": {"mode": running_after, "persistent_mode": persistent_after, "devices": after_devices},
-            }
-        return result
+    # Only a managed persistent mode asks for a reboot: otherwise a reboot would undo a runtime-only change.
+    reboot_required = p["persistent"] is not None and bool(running_after) and running_after != persistent_after
+    mode_info = {"running": running_after, "persistent": persistent_after, "persistent_source": source}
+    if system and "copy_on_fork" in system:
+        mode_info["copy_on_fork"] = system["copy_on_fork"]
+    result.update(
+        changed=host.changed, reboot_required=reboot_required, mode=mode_info, iproute2=version,
+        devices=after_devices if p["devices"] else {}, commands=host.commands,
+    )
+    if module._diff:
+        result["diff"] = {
+            "before": {"mode": running_before, "persistent_mode": persistent_before, "devices": before_devices},
+            "after": {"mode": running_after, "persistent_mode": persistent_after, "devices": after_devices},
+        }
+    return result
 
 
 def main():
@@ -652,9 +306,9 @@ def main():
         module.fail_json(msg="state=absent returns devices to the host's namespace; netns, pid, container and pod do not apply")
     if p["netns"] in (HOST, HOST_ALIAS):
         module.fail_json(msg="netns %s is reserved; use state=absent to return devices to the host" % p["netns"])
-    engine = RdmaNetns(module)
+    engine = RdmaHost(module)
     try:
-        result = engine.run()
+        result = converge(module, engine)
     except NetnsError as exc:
         module.fail_json(msg=exc.msg, changed=engine.changed, commands=engine.commands, **dict(
             (k, v) for k, v in exc.details.items() if k in ("kind", "device", "namespaces", "stderr", "command")))

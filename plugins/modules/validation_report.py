@@ -142,7 +142,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.roce.fabric.plugins.module_utils import _validate
+from ansible_collections.roce.fabric.plugins.module_utils.validate import plan as _validate
 
 
 def read(path):

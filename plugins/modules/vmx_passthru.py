@@ -167,8 +167,8 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.roce.fabric.plugins.module_utils._pci import normalize_pci_address
-from ansible_collections.roce.fabric.plugins.module_utils._vsphere import Vsphere, VsphereError, vim, vmodl, vsphere_argument_spec
+from ansible_collections.roce.fabric.plugins.module_utils.common.pci import normalize_pci_address
+from ansible_collections.roce.fabric.plugins.module_utils.esxi.vsphere import Vsphere, VsphereError, vim, vmodl, vsphere_argument_spec
 
 NVIDIA_VENDOR = 0x10DE
 NAMED_KEYS = (

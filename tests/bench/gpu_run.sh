@@ -37,7 +37,7 @@ step log check
 python3 - "$ROOT" "$OUT" <<'PY' 2>&1 | tee "$OUT/log_check.txt"
 import importlib.util, json, sys
 root, out = sys.argv[1], sys.argv[2]
-spec = importlib.util.spec_from_file_location("_nccl", root + "/plugins/module_utils/_nccl.py")
+spec = importlib.util.spec_from_file_location("_nccl", root + "/plugins/module_utils/validate/nccl.py")
 nccl = importlib.util.module_from_spec(spec); spec.loader.exec_module(nccl)
 for name in ("p2p", "socket"):
     log = open("%s/nccl_%s_info.log" % (out, name)).read()

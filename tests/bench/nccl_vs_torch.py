@@ -35,7 +35,7 @@ def load(name, path):
     return module
 
 
-nccl = load("_nccl", os.path.join(ROOT, "plugins", "module_utils", "_nccl.py"))
+nccl = load("_nccl", os.path.join(ROOT, "plugins", "module_utils", "validate", "nccl.py"))
 bench = load("nccl_bench", BENCH)
 
 

@@ -46,7 +46,7 @@ sys.stdout.write(open({fixture!r}).read())
 
 
 def load_validate():
-    spec = importlib.util.spec_from_file_location("_validate", os.path.join(ROOT, "plugins", "module_utils", "_validate.py"))
+    spec = importlib.util.spec_from_file_location("_validate", os.path.join(ROOT, "plugins", "module_utils", "validate", "plan.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

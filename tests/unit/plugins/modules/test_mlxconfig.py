@@ -11,6 +11,7 @@ import pytest
 
 from ansible.module_utils import basic
 
+from ansible_collections.roce.fabric.plugins.module_utils.firmware import transport
 from ansible_collections.roce.fabric.plugins.modules import mlxconfig
 from ansible_collections.roce.fabric.tests.unit.plugins.modules.utils import run_module
 
@@ -83,7 +84,7 @@ def sysfs(tmp_path, monkeypatch):
     make_pci(root, "0000:02:00.0", vendor="0x8086", netdev="eno1")
     make_pci(root, "0000:00:1f.0", vendor="0x15b3", pci_class="0x060400")
     os.makedirs(os.path.join(root, "sys", "class", "net", "bond0"))
-    monkeypatch.setattr(mlxconfig.Mlxconfig, "SYSFS_ROOT", root)
+    monkeypatch.setattr(transport.FirmwareTool, "SYSFS_ROOT", root)
     return root
 
 

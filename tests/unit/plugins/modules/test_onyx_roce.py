@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from ansible_collections.roce.fabric.plugins.module_utils import _onyx as onyx
-from ansible_collections.roce.fabric.plugins.module_utils import _onyx_cli
+from ansible_collections.roce.fabric.plugins.module_utils.onyx import parsers
+from ansible_collections.roce.fabric.plugins.module_utils.onyx import transport as _onyx_cli
 from ansible_collections.roce.fabric.plugins.modules import onyx_roce
 from ansible_collections.roce.fabric.tests.unit.plugins.modules.utils import run_module
 
@@ -22,7 +22,7 @@ SHOW_ROCE_LOSSLESS = "RoCE mode      : lossless\nLLDP           : enabled\nPort 
 def interfaces(release, ports=32, mtu=1500):
     names = ["1/%d" % n for n in range(1, ports + 1)]
     attrs = {"MTU": "%d bytes(Maximum packet size %d bytes)" % (mtu, mtu + 22), "Admin state": "Enabled"}
-    if onyx.new_json_layout(release):
+    if parsers.new_json_layout(release):
         return json.dumps([{"Eth" + name: [attrs]} for name in names])
     return json.dumps([dict(attrs, header="Eth" + name) for name in names])
 
@@ -190,3 +190,24 @@ def test_rendered_needs_no_switch(switch):
 def test_password_or_key_is_required(switch):
     result = run_module(onyx_roce.main, dict(host="sw", username="admin", roce_mode="lossy"))
     assert result["failed"] is True and "password or ssh_key_file" in result["msg"]
+
+
+def test_converged_switch_shows_an_empty_diff(monkeypatch):
+    # The running-config has no 'switchport mode' line (an access port by default): no command, and no diff either.
+    fake = FakeSwitch(running=CONVERGED, roce=SHOW_ROCE_LOSSLESS)
+    install(monkeypatch, fake)
+    result = run_module(onyx_roce.main, dict(SEED, save=True), diff=True)
+    assert result["changed"] is False and result["commands"] == []
+    assert result["diff"] == dict(before={}, after={})
+
+
+def test_diff_names_exactly_what_the_commands_change(monkeypatch):
+    # A trunk that carries more VLANs than asked: 'add' leaves them, so the diff must not show their removal.
+    running = CONVERGED + "\n   interface ethernet 1/9 switchport mode trunk\n   interface ethernet 1/9 switchport trunk allowed-vlan 5,111\n"
+    fake = FakeSwitch(running=running, roce=SHOW_ROCE_LOSSLESS)
+    install(monkeypatch, fake)
+    args = dict(SEED, vlans=[dict(id=111, access_ports=["1/1-1/4"], trunk_ports=["1/9"]), dict(id=112, trunk_ports=["1/9"])])
+    result = run_module(onyx_roce.main, args, diff=True)
+    assert result["commands"] == ["vlan 112", "interface ethernet 1/9 switchport trunk allowed-vlan add 112"]
+    assert result["diff"]["before"] == {"vlans": {"112": None}, "ports": {"1/9": {"allowed_vlans": [5, 111]}}}
+    assert result["diff"]["after"] == {"vlans": {"112": {"name": None}}, "ports": {"1/9": {"allowed_vlans": [5, 111, 112]}}}

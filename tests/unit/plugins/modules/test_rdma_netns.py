@@ -14,6 +14,7 @@ import pytest
 
 from ansible.module_utils import basic
 
+from ansible_collections.roce.fabric.plugins.module_utils.rdma import host as rdma_host
 from ansible_collections.roce.fabric.plugins.modules import rdma_netns
 from ansible_collections.roce.fabric.tests.unit.plugins.modules.utils import run_module
 
@@ -184,14 +185,14 @@ def host(tmp_path, monkeypatch):
         fake = FakeHost(tmp_path, **kwargs)
         monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda self, argv, **kw: fake(argv, **kw))
         monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, required=False, opt_dirs=None: fake.bin_path(name))
-        monkeypatch.setattr(rdma_netns, "PROC", fake.proc)
-        monkeypatch.setattr(rdma_netns, "NETNS_RUN_DIRS", (fake.run_netns,))
-        monkeypatch.setattr(rdma_netns, "IB_CORE_SYSFS", str(tmp_path))
+        monkeypatch.setattr(rdma_host, "PROC", fake.proc)
+        monkeypatch.setattr(rdma_host, "NETNS_RUN_DIRS", (fake.run_netns,))
+        monkeypatch.setattr(rdma_host, "IB_CORE_SYSFS", str(tmp_path))
         boot = os.path.join(str(tmp_path), "boot")
         os.makedirs(boot)
         with open(os.path.join(boot, "initrd.img-%s" % platform.release()), "w") as handle:
             handle.write("initramfs")
-        monkeypatch.setattr(rdma_netns, "BOOT", boot)
+        monkeypatch.setattr(rdma_host, "BOOT", boot)
         os.makedirs(os.path.join(str(tmp_path), "modprobe.d"))
         return fake
     return make

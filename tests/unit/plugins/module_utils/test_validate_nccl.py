@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from ansible_collections.roce.fabric.plugins.module_utils import _nccl as nc
+from ansible_collections.roce.fabric.plugins.module_utils.validate import nccl as nc
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "nccl")
 

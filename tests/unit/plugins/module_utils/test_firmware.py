@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from ansible_collections.roce.fabric.plugins.module_utils import _mlxconfig as mlx
+from ansible_collections.roce.fabric.plugins.module_utils.firmware import parsers as mlx
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "mlxconfig")
 

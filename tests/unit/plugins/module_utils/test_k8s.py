@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from ansible_collections.roce.fabric.plugins.module_utils import _k8s_network as k8s
+from ansible_collections.roce.fabric.plugins.module_utils.k8s import network as k8s
 
 DEEPOPS = {
     "resource_prefix": "intel.com",

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from ansible_collections.roce.fabric.plugins.module_utils import _perftest as pt
+from ansible_collections.roce.fabric.plugins.module_utils.validate import perftest as pt
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "perftest")
 

@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from ansible_collections.roce.fabric.plugins.module_utils import _esxcli as esxcli
-from ansible_collections.roce.fabric.plugins.module_utils._vsphere import typed_option_value
+from ansible_collections.roce.fabric.plugins.module_utils.esxi import parsers as esxcli
+from ansible_collections.roce.fabric.plugins.module_utils.esxi.vsphere import typed_option_value
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "esxcli")
 

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from ansible_collections.roce.fabric.plugins.module_utils import _onyx as onyx
+from ansible_collections.roce.fabric.plugins.module_utils.onyx import parsers, state
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "onyx")
 
@@ -38,9 +38,9 @@ def fixture(name):
 
 
 def empty_have(ports=32):
-    have = onyx.parse_running_config("")
+    have = parsers.parse_running_config("")
     for number in range(1, ports + 1):
-        have["ports"]["1/%d" % number] = onyx.empty_port_state()
+        have["ports"]["1/%d" % number] = parsers.empty_port_state()
     return have
 
 
@@ -54,9 +54,9 @@ SEED = dict(
 
 
 def test_versions_compare_as_numbers():
-    assert onyx.version_at_least("3.10.1000", "3.6.6000")
-    assert not onyx.version_at_least("3.6.5000", "3.6.6000")
-    assert onyx.new_json_layout("3.10.4006") and not onyx.new_json_layout("3.6.5000")
+    assert parsers.version_at_least("3.10.1000", "3.6.6000")
+    assert not parsers.version_at_least("3.6.5000", "3.6.6000")
+    assert parsers.new_json_layout("3.10.4006") and not parsers.new_json_layout("3.6.5000")
 
 
 @pytest.mark.parametrize("spec, ports", [
@@ -67,7 +67,7 @@ def test_versions_compare_as_numbers():
     ("1/1/1-1/1/4", ["1/1/1", "1/1/2", "1/1/3", "1/1/4"]),
 ])
 def test_expand_ports(spec, ports):
-    assert onyx.expand_ports(spec) == ports
+    assert parsers.expand_ports(spec) == ports
 
 
 @pytest.mark.parametrize("spec, message", [
@@ -79,21 +79,21 @@ def test_expand_ports(spec, ports):
     ("1/1/9", "breakouts go up to 8"),
 ])
 def test_bad_port_specs(spec, message):
-    with pytest.raises(onyx.OnyxInputError, match=message):
-        onyx.expand_ports(spec)
+    with pytest.raises(parsers.OnyxInputError, match=message):
+        parsers.expand_ports(spec)
 
 
 def test_overlapping_ranges_are_refused():
-    with pytest.raises(onyx.OnyxInputError, match=r"port 1/3 is given twice .*'1/1-1/4' and '1/3-1/6'"):
-        onyx.expand_port_list(["1/1-1/4", "1/3-1/6"])
+    with pytest.raises(parsers.OnyxInputError, match=r"port 1/3 is given twice .*'1/1-1/4' and '1/3-1/6'"):
+        parsers.expand_port_list(["1/1-1/4", "1/3-1/6"])
 
 
 def test_compress_ports():
-    assert onyx.compress_ports(["1/4", "1/2", "1/1", "1/3", "1/7", "1/1/2", "1/1/1", "1/9"]) == ["1/1-1/4", "1/7", "1/9", "1/1/1-1/1/2"]
+    assert parsers.compress_ports(["1/4", "1/2", "1/1", "1/3", "1/7", "1/1/2", "1/1/1", "1/9"]) == ["1/1-1/4", "1/7", "1/9", "1/1/1-1/1/2"]
 
 
 def test_real_running_config_spine():
-    have = onyx.parse_running_config(fixture("running_config_3.9_spine.txt"))
+    have = parsers.parse_running_config(fixture("running_config_3.9_spine.txt"))
     assert have["release"] == "3.9.3210" and have["hostname"] == "sw-spine-001"
     assert sorted(have["vlans"]) == [1999, 4000, 4091] and have["vlans"][4000]["name"] == "MLAG"
     assert have["pfc"]["enabled"] is True
@@ -102,7 +102,7 @@ def test_real_running_config_spine():
 
 
 def test_real_running_config_access_and_trunk():
-    have = onyx.parse_running_config(fixture("running_config_access_trunk.txt"))
+    have = parsers.parse_running_config(fixture("running_config_access_trunk.txt"))
     assert have["ports"]["1/1"]["switchport_mode"] == "trunk"
     assert have["ports"]["1/1"]["allowed_vlans"] == {123}
     assert have["ports"]["1/16"]["access_vlan"] == 1000
@@ -111,20 +111,20 @@ def test_real_running_config_access_and_trunk():
 
 
 def test_show_roce():
-    assert onyx.parse_show_roce(SHOW_ROCE_3_10) == dict(mode="lossless", trust="L3", pfc=True, ecn=dict(min=150, max=1500))
-    assert onyx.parse_show_roce("RoCE mode      : N/A\n")["mode"] == "disabled"
+    assert parsers.parse_show_roce(SHOW_ROCE_3_10) == dict(mode="lossless", trust="L3", pfc=True, ecn=dict(min=150, max=1500))
+    assert parsers.parse_show_roce("RoCE mode      : N/A\n")["mode"] == "disabled"
 
 
 def test_interfaces_json_both_layouts():
     old = [{"Fec": "auto", "MTU": "1500 bytes(Maximum packet size 1522 bytes)", "header": "Eth1/1", "Admin state": "Enabled"}]
     new = [{"Eth1/1": [{"MTU": "9216 bytes(Maximum packet size 9238 bytes)", "Admin state": "Enabled"}]}]
-    assert onyx.mtu_from_attrs(onyx.interfaces_from_json(old, "3.6.5000")["1/1"]) == 1500
-    assert onyx.mtu_from_attrs(onyx.interfaces_from_json(new, "3.10.4006")["1/1"]) == 9216
-    assert onyx.parse_show_version_json([{"Product name": "Onyx", "Product release": "3.10.4006"}]) == "3.10.4006"
+    assert parsers.mtu_from_attrs(parsers.interfaces_from_json(old, "3.6.5000")["1/1"]) == 1500
+    assert parsers.mtu_from_attrs(parsers.interfaces_from_json(new, "3.10.4006")["1/1"]) == 9216
+    assert parsers.parse_show_version_json([{"Product name": "Onyx", "Product release": "3.10.4006"}]) == "3.10.4006"
 
 
 def test_seed_setup_from_factory_state():
-    commands, toggles = onyx.generate_commands(onyx.normalize_want(SEED), empty_have(), "3.10.4006", roce_mode="disabled")
+    commands, toggles = state.generate_commands(state.normalize_want(SEED), empty_have(), "3.10.4006", roce_mode="disabled")
     assert commands == [
         "roce",
         "vlan 111",
@@ -152,23 +152,23 @@ def test_converged_switch_needs_no_command():
         "   interface ethernet 1/1-1/4 dcb priority-flow-control mode on force",
         "   interface ethernet 1/1-1/4 qos trust L3",
     ])
-    have = onyx.parse_running_config(text)
-    commands, toggles = onyx.generate_commands(onyx.normalize_want(SEED), have, "3.10.4006", roce_mode="lossless")
+    have = parsers.parse_running_config(text)
+    commands, toggles = state.generate_commands(state.normalize_want(SEED), have, "3.10.4006", roce_mode="lossless")
     assert commands == [] and toggles == []
 
 
 def test_older_release_shuts_the_port_to_change_mtu():
-    want = onyx.normalize_want(dict(ports=[dict(ports=["1/1-1/2"], mtu=9216)]))
-    commands, toggles = onyx.generate_commands(want, empty_have(), "3.5.1000")
+    want = state.normalize_want(dict(ports=[dict(ports=["1/1-1/2"], mtu=9216)]))
+    commands, toggles = state.generate_commands(want, empty_have(), "3.5.1000")
     assert commands == ["interface ethernet 1/1-1/2 shutdown", "interface ethernet 1/1-1/2 mtu 9216", "interface ethernet 1/1-1/2 no shutdown"]
     assert toggles == ["1/1", "1/2"]
 
 
 def test_lossy_ecn_worker_setup_and_only_the_given_ports():
-    want = onyx.normalize_want(dict(roce_mode="lossy", ports=[dict(ports="1/1-1/3", ecn=[dict(traffic_class=3, min_kb=150, max_kb=1500)])]))
+    want = state.normalize_want(dict(roce_mode="lossy", ports=[dict(ports="1/1-1/3", ecn=[dict(traffic_class=3, min_kb=150, max_kb=1500)])]))
     have = empty_have()
     have["ports"]["1/9"]["mtu"] = 4000
-    commands, _toggles = onyx.generate_commands(want, have, "3.10.4006", roce_mode="lossless")
+    commands, _toggles = state.generate_commands(want, have, "3.10.4006", roce_mode="lossless")
     assert commands == ["roce lossy",
                         "interface ethernet 1/1-1/3 traffic-class 3 congestion-control ecn minimum-absolute 150 maximum-absolute 1500"]
 
@@ -188,12 +188,12 @@ def test_lossy_ecn_worker_setup_and_only_the_given_ports():
     (dict(ports=[dict(ports="eth1")]), "is not an Ethernet port name"),
 ])
 def test_bad_input(params, message):
-    with pytest.raises(onyx.OnyxInputError) as exc:
-        onyx.normalize_want(params)
+    with pytest.raises(parsers.OnyxInputError) as exc:
+        state.normalize_want(params)
     assert message in str(exc.value)
 
 
 def test_ports_must_exist():
-    want = onyx.normalize_want(dict(ports=[dict(ports="1/30-1/33", mtu=9216)]))
-    with pytest.raises(onyx.OnyxInputError, match="the switch has no port 1/33"):
-        onyx.check_ports_exist(want, empty_have()["ports"])
+    want = state.normalize_want(dict(ports=[dict(ports="1/30-1/33", mtu=9216)]))
+    with pytest.raises(parsers.OnyxInputError, match="the switch has no port 1/33"):
+        state.check_ports_exist(want, empty_have()["ports"])

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.roce.fabric.plugins.module_utils import _validate as va
+from ansible_collections.roce.fabric.plugins.module_utils.validate import plan as va
 
 
 def host(address, rate=100.0, device="mlx5_0", **extra):

@@ -2,7 +2,7 @@
 # Copyright: (c) 2026, roce.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""One SSH session to an Onyx switch through netmiko's ``mellanox_mlnxos`` driver.
+"""NVIDIA Onyx (Spectrum) switches: one SSH session through netmiko's ``mellanox_mlnxos`` driver.
 
 PRIVATE to the roce.fabric collection: may change without notice.
 """
@@ -13,6 +13,8 @@ import json
 import traceback
 
 from ansible.module_utils.basic import env_fallback
+
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError
 
 NETMIKO_IMPORT_ERROR = None
 try:
@@ -45,11 +47,11 @@ def connection_argument_spec():
     )
 
 
-class OnyxCliError(Exception):
-    """A failure talking to the switch; ``kind`` is auth, unreachable, rejected or dropped."""
+class OnyxCliError(FabricError):
+    """A failure talking to the switch; ``kind`` (auth, unreachable, rejected or dropped) is its ``failure``."""
 
     def __init__(self, kind, msg):
-        super(OnyxCliError, self).__init__(msg)
+        super(OnyxCliError, self).__init__(msg, failure=kind)
         self.kind = kind
 
 

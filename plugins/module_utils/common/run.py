@@ -1,0 +1,122 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The run skeleton every roce.fabric module shares.
+
+PRIVATE to the roce.fabric collection: may change without notice.
+
+- ``FabricError``: the one error type; its ``details`` go into the failed result.
+- ``CommandRunner``: argv lists through ``module.run_command`` with ``LC_ALL=C``, recorded.
+- ``ModuleRun``: check mode, the ``commands`` record, the result and the ``--diff`` before/after,
+  and turning a ``FabricError`` into ``fail_json`` with what was already done.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+# Pin the locale so parsing never depends on the target's language settings.
+LOCALE_ENV = {"LC_ALL": "C", "LANGUAGE": "C", "LANG": "C"}
+
+
+class FabricError(Exception):
+    """An error to report with ``fail_json``; ``details`` go into the result beside ``msg``."""
+
+    def __init__(self, msg, **details):
+        super(FabricError, self).__init__(msg)
+        self.details = details
+
+
+def render(argv):
+    """An argv list as one shell-quoted line, for the ``commands`` record (never run through a shell)."""
+    return " ".join(shlex.quote(str(arg)) for arg in argv)
+
+
+class CommandRunner(object):
+    """Runs argv lists through ``module.run_command`` with a fixed locale and records them.
+
+    ``executed`` keeps every command line run and ``mutating`` the subset that changed something.
+    User values are never expanded (``expand_user_and_vars=False``) and no shell is involved.
+    """
+
+    def __init__(self, module):
+        self.module = module
+        self.executed = []
+        self.mutating = []
+
+    def run(self, argv, mutating=False, data=None):
+        rc, out, err = self.module.run_command(
+            [str(arg) for arg in argv],
+            environ_update=dict(LOCALE_ENV),
+            expand_user_and_vars=False,
+            data=data,
+        )
+        line = render(argv)
+        self.executed.append(line)
+        if mutating:
+            self.mutating.append(line)
+        return rc, out, err
+
+    render = staticmethod(render)
+
+
+class ModuleRun(object):
+    """What one module invocation reports: ``changed``, ``commands``, the diff and extra keys.
+
+    ``mutate(command, action)`` is the only way a module changes its peer: in check mode the
+    command is recorded and ``action`` is not called; otherwise ``action()`` runs first and the
+    command is recorded only when it returned without raising.
+    """
+
+    def __init__(self, module, **defaults):
+        self.module = module
+        self.check_mode = module.check_mode
+        self.result = dict(changed=False, commands=[])
+        self.result.update(defaults)
+        self.before = {}
+        self.after = {}
+
+    def mutate(self, command, action=None):
+        if self.check_mode or action is None:
+            value = None
+        else:
+            value = action()
+        self.result["commands"].append(command)
+        self.result["changed"] = True
+        return value
+
+    def changed(self, flag=True):
+        self.result["changed"] = bool(self.result["changed"] or flag)
+
+    def diff(self, key, before, after):
+        """One item of the ``--diff`` output; equal sides are left out."""
+        if before != after:
+            self.before[key] = before
+            self.after[key] = after
+
+    def set_diff(self, before, after):
+        self.before, self.after = before, after
+
+    def update(self, **values):
+        self.result.update(values)
+
+    def finish(self, **values):
+        self.result.update(values)
+        if self.module._diff:
+            self.result["diff"] = dict(before=self.before, after=self.after)
+        self.module.exit_json(**self.result)
+
+    def fail(self, msg, **details):
+        result = dict(self.result)
+        result.update(details)
+        result.pop("msg", None)
+        self.module.fail_json(msg=msg, **result)
+
+    def execute(self, body):
+        """Call ``body(self)``; a ``FabricError`` ends the run as a failure carrying its details."""
+        try:
+            body(self)
+        except FabricError as exc:
+            self.fail(str(exc), **exc.details)
+        self.finish()

@@ -1,0 +1,217 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""ConnectX firmware: wanted parameters against what the firmware holds, one comparison per device.
+
+PRIVATE to the roce.fabric collection: may change without notice.
+
+Each ``plan_*`` compares the wanted values with Next Boot (what a ``set`` changes) and Current
+(what a reboot would change) once; the assignments sent, the ``changes`` reported and the diff
+all come from that comparison.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.roce.fabric.plugins.module_utils.firmware.parsers import (
+    default_token,
+    parse_value,
+    same_value,
+    split_param_name,
+    wanted_value,
+)
+from ansible_collections.roce.fabric.plugins.module_utils.firmware.transport import FirmwareError
+
+
+def wanted_rows(tool, tool_device, device, names):
+    """Rows for every wanted name, querying array elements and diagnosing missing names."""
+    rows = {}
+    array_names = []
+    missing = []
+    for name in names:
+        try:
+            base, index = split_param_name(name)
+        except ValueError as exc:
+            raise FirmwareError(str(exc), category="invalid_parameter")
+        if index is None:
+            row = device["params"].get(base)
+            if row is None:
+                missing.append(base)
+            elif parse_value(row.get("next_boot")).get("array") is not None:
+                raise FirmwareError(
+                    "%s is an array parameter (%s): name one element, e.g. %s[0]" % (base, row.get("next_boot"), base),
+                    category="invalid_parameter",
+                )
+            else:
+                rows[name] = row
+        else:
+            row = device["params"].get(base)
+            if row is None:
+                missing.append(base)
+                continue
+            bounds = parse_value(row.get("next_boot")).get("array")
+            if bounds is None:
+                raise FirmwareError("%s is not an array parameter; use it without an index" % base, category="invalid_parameter")
+            if not bounds[0] <= index <= bounds[1]:
+                raise FirmwareError(
+                    "Index %d of %s is out of range (the device has %s[%d..%d])" % (index, base, base, bounds[0], bounds[1]),
+                    category="invalid_parameter",
+                )
+            array_names.append(name)
+    if missing:
+        # Ask the tool about each missing name: it tells unknown names from unsupported ones.
+        reasons = []
+        for base in sorted(set(missing)):
+            try:
+                tool.query(tool_device, [base])
+                reasons.append("%s is not listed by the device" % base)
+            except FirmwareError as exc:
+                reasons.append(str(exc).split(": ", 1)[-1])
+        raise FirmwareError(
+            "Parameters not available on %s: %s" % (tool_device, "; ".join(reasons)),
+            category="unknown_parameter",
+        )
+    if array_names:
+        elements = tool.query(tool_device, array_names)
+        for name in array_names:
+            if name not in elements["params"]:
+                raise FirmwareError("%s was not returned by the device" % name, category="unknown_parameter")
+            rows[name] = elements["params"][name]
+    return rows
+
+
+
+def plan_present(tool, tool_device, device, wanted):
+    """Rows, changes (name -> before/after), assignments and whether a reboot is pending."""
+    rows = wanted_rows(tool, tool_device, device, list(wanted))
+    changes = {}
+    assignments = []
+    pending = False
+    problems = []
+    for name in wanted:
+        row = rows[name]
+        try:
+            value = wanted_value(wanted[name], row)
+        except ValueError as exc:
+            problems.append("%s: %s" % (name, exc))
+            continue
+        if row.get("read_only"):
+            problems.append("%s is read-only on this device and cannot be set" % name)
+            continue
+        next_same = same_value(value, row.get("next_boot"), row)
+        if not next_same:
+            changes[name] = dict(before=row.get("next_boot"), after=value["display"])
+            assignments.append("%s=%s" % (name, value["token"]))
+        current_same = same_value(value, row.get("current"), row)
+        if current_same is False or (current_same is None and not next_same):
+            pending = True
+    if problems:
+        raise FirmwareError("Invalid parameters for %s: %s" % (tool_device, "; ".join(problems)), category="invalid_value")
+    return rows, changes, assignments, pending or bool(changes)
+
+
+
+def plan_reset(tool, tool_device, device, names):
+    """As ``plan_present``, towards the firmware defaults of ``names`` (or of every parameter)."""
+    if names:
+        rows = wanted_rows(tool, tool_device, device, names)
+    else:
+        rows = dict((name, row) for name, row in device["params"].items()
+                    if not row.get("read_only") and parse_value(row.get("next_boot")).get("array") is None)
+    changes = {}
+    assignments = []
+    pending = False
+    unknown_default = []
+    for name, row in rows.items():
+        if row.get("read_only"):
+            if names:
+                raise FirmwareError("%s is read-only on this device and cannot be reset" % name, category="read_only")
+            continue
+        token = default_token(row)
+        if token is None:
+            unknown_default.append(name)
+            continue
+        value = wanted_value(token, row)
+        if not same_value(value, row.get("next_boot"), row):
+            changes[name] = dict(before=row.get("next_boot"), after=row.get("default"))
+            assignments.append("%s=%s" % (name, value["token"]))
+        if same_value(value, row.get("current"), row) is False:
+            pending = True
+    if unknown_default:
+        if names:
+            raise FirmwareError(
+                "The firmware of %s cannot report the default value of %s" % (tool_device, ", ".join(unknown_default)),
+                category="no_defaults",
+            )
+        # Without readable defaults the module cannot prove the device is already reset.
+        tool.module.warn("%s cannot report default values; resetting it anyway" % tool_device)
+        changes["*"] = dict(before="unknown", after="defaults")
+    return rows, changes, assignments, pending or bool(changes)
+
+
+
+def converge(run, params, tool):
+    """Read and plan every device before changing any (bad input changes nothing anywhere), then apply."""
+    state = params["state"]
+    if state == "present" and not params["params"]:
+        raise FirmwareError("params must name at least one parameter when state=present", category="invalid_parameter")
+    targets = tool.resolve_devices(params["devices"])
+
+    plans = []
+    for key, tool_device, selectors in targets:
+        device = tool.query(tool_device)
+        if state == "present":
+            rows, changes, assignments, pending = plan_present(tool, tool_device, device, params["params"] or {})
+        else:
+            rows, changes, assignments, pending = plan_reset(tool, tool_device, device, list(params["params"] or {}))
+        plans.append(dict(key=key, tool_device=tool_device, selectors=selectors, device=device, rows=rows,
+                          changes=changes, assignments=assignments, pending=pending))
+
+    run.update(reboot_required=False, reboot_type="none", devices={}, tool=dict(path=tool.path, kind=tool.kind))
+    result = run.result
+    for plan in plans:
+        tool_device = plan["tool_device"]
+        changes = plan["changes"]
+        reboot_type = "reboot" if plan["pending"] else "none"
+        rows = plan["rows"]
+        if changes:
+            if state == "reset" and not params["params"]:
+                argv = tool.argv(tool_device, "reset")
+            else:
+                argv = tool.argv(tool_device, "set", plan["assignments"])
+            applied = run.mutate(tool.runner.render(argv), lambda: tool.apply(argv))
+            if run.check_mode:
+                rows = predicted_rows(rows, changes)
+            else:
+                reboot_type = applied
+                # Read back so the result shows what the firmware really holds now.
+                after = tool.query(tool_device, list(rows) if params["params"] else None)
+                rows = dict((name, after["params"].get(name, row)) for name, row in rows.items())
+            run.diff(plan["key"], dict((name, change["before"]) for name, change in changes.items()),
+                     dict((name, change["after"]) for name, change in changes.items()))
+        result["devices"][plan["key"]] = dict(
+            selectors=plan["selectors"],
+            device_type=plan["device"]["device_type"],
+            part_number=plan["device"]["name"],
+            description=plan["device"]["description"],
+            changed=bool(changes),
+            reboot_required=plan["pending"],
+            reboot_type=reboot_type,
+            changes=changes,
+            params=dict((name, dict(default=row.get("default"), current=row.get("current"),
+                                    next_boot=row.get("next_boot"), read_only=bool(row.get("read_only"))))
+                        for name, row in rows.items()),
+        )
+        result["reboot_required"] = result["reboot_required"] or plan["pending"]
+        if reboot_type == "power_cycle" or (reboot_type == "reboot" and result["reboot_type"] == "none"):
+            result["reboot_type"] = reboot_type
+
+
+def predicted_rows(rows, changes):
+    predicted = {}
+    for name, row in rows.items():
+        row = dict(row)
+        if name in changes:
+            row["next_boot"] = changes[name]["after"]
+        predicted[name] = row
+    return predicted
