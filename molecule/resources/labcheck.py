@@ -1,11 +1,16 @@
-"""Shared by the molecule verifiers: the scenario's lab hosts, the lab's files, and reading firmware tables."""
+"""Shared by the molecule verifiers: the scenario's lab hosts, the lab's door (peer state read from outside),
+and reading firmware tables."""
 
 import os
+import sys
 
 import testinfra.utils.ansible_runner
 
 PROJECT = os.environ.get("MOLECULE_PROJECT_DIRECTORY", os.path.join(os.path.dirname(__file__), "..", ".."))
-LAB_DIR = os.environ.get("ROCE_LAB_DIR", os.path.join(PROJECT, ".lab"))
+sys.path.insert(0, os.path.join(PROJECT, "lab"))
+from door import Lab  # noqa: E402  pylint: disable=wrong-import-position
+
+LAB = Lab()
 
 
 def scenario_hosts(group):
@@ -17,9 +22,9 @@ def scenario_hosts(group):
     return hosts
 
 
-def lab_file(host, *parts):
-    """A file of the lab host's peer state, read from outside the host."""
-    return os.path.join(LAB_DIR, "hosts", host.backend.get_hostname(), *parts)
+def peer(host):
+    """The lab peer name of a testinfra host."""
+    return host.backend.get_hostname()
 
 
 def firmware_tool(host):

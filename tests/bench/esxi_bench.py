@@ -22,7 +22,9 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(REPO, "tests", "lab"))
+# A vcsim of its own size: the lab's vcsim build and its state endpoint.
+sys.path.insert(0, os.path.join(REPO, "lab", "common"))
+sys.path.insert(0, os.path.join(REPO, "lab", "esxi"))
 import peer_vcsim  # noqa: E402
 
 PORT = 8990

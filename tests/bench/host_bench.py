@@ -19,19 +19,20 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-LABCTL = os.path.join(REPO, "tests", "lab", "labctl.py")
 INVENTORY = os.path.join(REPO, "inventories", "lab")
-LAB_DIR = os.environ.get("ROCE_LAB_DIR", os.path.join(REPO, ".lab"))
 HOSTS = ("node1", "node2")
+sys.path.insert(0, os.path.join(REPO, "lab"))
+from door import Lab  # noqa: E402  pylint: disable=wrong-import-position
+
+LAB = Lab(INVENTORY)
 
 
 def labctl(*args):
-    subprocess.run([sys.executable, LABCTL, "--inventory", os.path.join(INVENTORY, "hosts.yml"), "--lab-dir", LAB_DIR] + list(args),
-                   check=True)
+    LAB.labctl(*args, stdout=None)
 
 
 def boots(host):
-    with open(os.path.join(LAB_DIR, "vms", host, "console.log"), errors="replace") as handle:
+    with open(LAB.artifact(host, "console"), errors="replace") as handle:
         return handle.read().count("%s login:" % host)
 
 

@@ -44,7 +44,7 @@ def write_inventory(directory):
 
 
 def labctl(*args):
-    subprocess.run([sys.executable, os.path.join(REPO, "tests", "lab", "labctl.py"), "--inventory",
+    subprocess.run([sys.executable, os.path.join(REPO, "lab", "labctl.py"), "--inventory",
                     INVENTORY, "--lab-dir", LAB_DIR] + list(args), check=True, stdout=subprocess.DEVNULL)
 
 

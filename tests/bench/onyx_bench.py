@@ -10,7 +10,6 @@ Runs as any user; uses loopback ports 22301 and up and a lab directory of its ow
 """
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -21,7 +20,8 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-LABCTL = os.path.join(REPO, "tests", "lab", "labctl.py")
+sys.path.insert(0, os.path.join(REPO, "lab"))
+from door import Lab  # noqa: E402  pylint: disable=wrong-import-position
 
 SETUP = dict(
     onyx_switch_roce_mode="lossless",
@@ -44,11 +44,10 @@ def write_inventory(path, count):
         yaml.safe_dump(dict(all=dict(vars=SETUP, children=dict(roce_switches=dict(hosts=hosts)))), handle)
 
 
-def counters(lab_dir, names):
+def counters(lab, names):
     totals = dict(logins=0, config_commands=0)
     for name in names:
-        with open(os.path.join(lab_dir, "switches", name, "state.json")) as handle:
-            state = json.load(handle)
+        state = lab.state(name)
         totals["logins"] += state["logins"]
         totals["config_commands"] += sum(1 for c in state["commands"] if c["mode"].startswith("config") and c["line"] != "exit")
     return totals
@@ -63,10 +62,10 @@ def play(inventory, playbook, forks, limit=None):
     return time.time() - started
 
 
-def measure(inventory, playbook, lab_dir, names, forks, limit=None):
-    before = counters(lab_dir, names)
+def measure(inventory, playbook, lab, names, forks, limit=None):
+    before = counters(lab, names)
     seconds = play(inventory, playbook, forks, limit)
-    after = counters(lab_dir, names)
+    after = counters(lab, names)
     return dict(seconds=round(seconds, 1), logins=after["logins"] - before["logins"],
                 config_commands=after["config_commands"] - before["config_commands"])
 
@@ -82,20 +81,20 @@ def main():
     write_inventory(inventory, args.switches)
     with open(playbook, "w") as handle:
         yaml.safe_dump(PLAY, handle)
-    lab = [sys.executable, LABCTL, "--inventory", inventory, "--lab-dir", lab_dir]
+    lab = Lab(inventory, lab_dir)
     names = ["bsw%02d" % (i + 1) for i in range(args.switches)]
-    subprocess.run(lab + ["up"], check=True, stdout=subprocess.DEVNULL)
+    lab.up()
     try:
         results = {}
-        results["one switch, factory state"] = measure(inventory, playbook, lab_dir, names[:1], 1, limit=names[0])
-        results["one switch, no-op re-run"] = measure(inventory, playbook, lab_dir, names[:1], 1, limit=names[0])
-        subprocess.run(lab + ["reset", names[0]], check=True, stdout=subprocess.DEVNULL)
-        results["one switch again (for the ratio)"] = measure(inventory, playbook, lab_dir, names[:1], 1, limit=names[0])
-        subprocess.run(lab + ["reset", names[0]], check=True, stdout=subprocess.DEVNULL)
-        results["%d switches, forks %d" % (args.switches, args.switches)] = measure(inventory, playbook, lab_dir, names, args.switches)
-        results["%d switches, no-op re-run" % args.switches] = measure(inventory, playbook, lab_dir, names, args.switches)
+        results["one switch, factory state"] = measure(inventory, playbook, lab, names[:1], 1, limit=names[0])
+        results["one switch, no-op re-run"] = measure(inventory, playbook, lab, names[:1], 1, limit=names[0])
+        lab.reset(names[0])
+        results["one switch again (for the ratio)"] = measure(inventory, playbook, lab, names[:1], 1, limit=names[0])
+        lab.reset(names[0])
+        results["%d switches, forks %d" % (args.switches, args.switches)] = measure(inventory, playbook, lab, names, args.switches)
+        results["%d switches, no-op re-run" % args.switches] = measure(inventory, playbook, lab, names, args.switches)
     finally:
-        subprocess.run(lab + ["down"], check=False, stdout=subprocess.DEVNULL)
+        lab.labctl("down", check=False)
     for label, values in results.items():
         print("%-32s %6.1f s  %3d SSH logins  %4d configuration commands" % (label, values["seconds"], values["logins"], values["config_commands"]))
     one = results["one switch again (for the ratio)"]["seconds"]

@@ -1,4 +1,4 @@
-"""Fixtures for tests against real peers: the lab of inventories/lab, driven by tests/lab/labctl.py.
+"""Fixtures for tests against real peers: the lab of inventories/lab, reached through the lab's door (lab/door.py).
 
 Run through `tests/run peer`, which sets up the environment (venv, collections path) first.
 """
@@ -12,14 +12,14 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 INVENTORY = os.path.join(REPO, "inventories", "lab")
-LABCTL = os.path.join(REPO, "tests", "lab", "labctl.py")
-FWSIM = os.path.join(REPO, "tests", "lab", "fwsim.py")
-LAB_DIR = os.environ.get("ROCE_LAB_DIR", os.path.join(REPO, ".lab"))
+sys.path.insert(0, os.path.join(REPO, "lab"))
+from door import Lab  # noqa: E402  pylint: disable=wrong-import-position
+
+LAB = Lab(INVENTORY)
 
 
 def labctl(*args):
-    subprocess.run([sys.executable, LABCTL, "--inventory", os.path.join(INVENTORY, "hosts.yml"), "--lab-dir", LAB_DIR] + list(args),
-                   check=True, stdout=subprocess.DEVNULL)
+    LAB.labctl(*args)
 
 
 class LabPeer(object):
@@ -33,46 +33,30 @@ class LabPeer(object):
         return run_module(INVENTORY, self.name, name, args, check=check, diff=diff)
 
     def reset(self):
-        labctl("reset", self.name)
+        LAB.reset(self.name)
+
+    def state(self):
+        return LAB.state(self.name)
+
+    def calls(self):
+        return LAB.calls(self.name)
 
 
 class LabHost(LabPeer):
     """A lab host; its firmware simulator's state is read from outside."""
 
-    def __init__(self, name):
-        super(LabHost, self).__init__(name)
-        self.dir = os.path.join(LAB_DIR, "hosts", name)
-        self.fw_dir = os.path.join(self.dir, "fw")
-
     def firmware(self):
         """Every simulated device's state, as the firmware holds it."""
-        state = {}
-        devices = os.path.join(self.fw_dir, "devices")
-        for entry in sorted(os.listdir(devices)):
-            with open(os.path.join(devices, entry)) as handle:
-                state[entry[:-len(".json")]] = json.load(handle)
-        return state
-
-    def calls(self):
-        path = os.path.join(self.fw_dir, "calls.jsonl")
-        if not os.path.exists(path):
-            return []
-        with open(path) as handle:
-            return [json.loads(line) for line in handle if line.strip()]
+        return LAB.state(self.name)["firmware"]
 
     def mutating_calls(self):
         return [c for c in self.calls() if c.get("mutating")]
 
     def reboots(self):
-        path = os.path.join(self.dir, "reboots")
-        if not os.path.exists(path):
-            return 0
-        with open(path) as handle:
-            return int(handle.read().strip() or 0)
+        return LAB.reboots(self.name)
 
     def fw_admin(self, *args):
-        return subprocess.run([sys.executable, FWSIM, "admin", "--state-dir", self.fw_dir] + list(args),
-                              check=True, capture_output=True, text=True).stdout
+        return LAB.admin(self.name, *args)
 
 
 def run_module(inventory, host, name, args, check=False, diff=False, extra_env=None, connection=None):
@@ -100,9 +84,9 @@ def run_module(inventory, host, name, args, check=False, diff=False, extra_env=N
 def lab():
     if os.geteuid() != 0:
         pytest.skip("the lab needs root")
-    labctl("up", "gpu1", "gpu2")
+    LAB.up("gpu1", "gpu2")
     yield dict((name, LabHost(name)) for name in ("gpu1", "gpu2"))
-    labctl("down")
+    LAB.down()
 
 
 @pytest.fixture
@@ -120,32 +104,18 @@ def gpu2(lab):
 class LabSwitch(LabPeer):
     """A simulated Onyx switch; its state is read from outside."""
 
-    def __init__(self, name):
-        super(LabSwitch, self).__init__(name)
-        self.dir = os.path.join(LAB_DIR, "switches", name)
-        self.state_file = os.path.join(self.dir, "state.json")
-
-    def state(self):
-        with open(self.state_file) as handle:
-            return json.load(handle)
-
     def config_lines(self):
         return [c["line"] for c in self.state()["commands"] if c["mode"].startswith("config") and c["line"] != "exit"]
 
     def set_faults(self, **faults):
-        state = self.state()
-        state["faults"] = dict(dict(drop_after=None, reject=None, delay=0), **faults)
-        tmp = self.state_file + ".test"
-        with open(tmp, "w") as handle:
-            json.dump(state, handle)
-        os.replace(tmp, self.state_file)
+        LAB.fault(self.name, **faults)
 
 
 @pytest.fixture(scope="session")
 def switches():
-    labctl("up", "sw1", "sw2")
+    LAB.up("sw1", "sw2")
     yield dict((name, LabSwitch(name)) for name in ("sw1", "sw2"))
-    labctl("down", "sw1", "sw2")
+    LAB.down("sw1", "sw2")
 
 
 @pytest.fixture
@@ -165,6 +135,6 @@ def vms():
     """The lab's QEMU VM node1 (rdma_nodes), booted from a clean overlay once per session."""
     if os.geteuid() != 0:
         pytest.skip("the lab needs root")
-    labctl("up", "node1")
+    LAB.up("node1")
     yield ("node1",)
-    labctl("down", "node1")
+    LAB.down("node1")

@@ -7,14 +7,10 @@ Every bad input is checked to fail clearly AND to leave the simulator's state, r
 
 import json
 import os
-import sys
 
 import pytest
 
-from conftest import INVENTORY, LAB_DIR, REPO, labctl, run_module
-
-sys.path.insert(0, os.path.join(REPO, "tests", "lab"))
-import peer_vcsim  # noqa: E402
+from conftest import INVENTORY, LAB, REPO, labctl, run_module
 
 VC_PORT = 8989
 
@@ -26,7 +22,7 @@ class Vcenter(object):
     port = VC_PORT
 
     def state(self):
-        return peer_vcsim.state(self.port)
+        return LAB.state(self.name)
 
     def host(self, name):
         return self.state()["hosts"][name]
@@ -38,7 +34,7 @@ class Vcenter(object):
         return self.state()["calls"]
 
     def reset_calls(self):
-        peer_vcsim.reset_calls(self.port)
+        LAB.reset_calls(self.name)
 
     def reset(self):
         labctl("reset", self.name)
@@ -51,21 +47,15 @@ class Vcenter(object):
 class EsxiShell(object):
     def __init__(self, name):
         self.name = name
-        self.dir = os.path.join(LAB_DIR, "esxi", name)
 
     def state(self):
-        with open(os.path.join(self.dir, "state.json")) as handle:
-            return json.load(handle)
+        return LAB.state(self.name)
 
     def setting(self, name):
         return self.state()["settings"][name]
 
     def calls(self):
-        path = os.path.join(self.dir, "calls.jsonl")
-        if not os.path.exists(path):
-            return []
-        with open(path) as handle:
-            return [json.loads(line) for line in handle if line.strip()]
+        return LAB.calls(self.name)
 
     def mutating_calls(self):
         return [c for c in self.calls() if c["mutating"]]
@@ -143,7 +133,7 @@ def test_vcsim_vms_carry_passthrough_devices_and_hosts_numa_nodes(vc):
 def test_esxi_shell_reboot_applies_configured(esxi1):
     import subprocess
     import time
-    ssh = ["ssh", "-i", os.path.join(LAB_DIR, "ssh", "id_ed25519"), "-o", "StrictHostKeyChecking=no",
+    ssh = ["ssh", "-i", LAB.ssh_key(), "-o", "StrictHostKeyChecking=no",
            "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR", "root@10.78.1.2"]
     for cmd in (["esxcli", "system", "settings", "kernel", "set", "-s", "atsSupport", "-v", "TRUE"],
                 ["esxcli", "system", "maintenanceMode", "set", "-e", "true"],
@@ -351,7 +341,7 @@ def test_role_refuses_maintenance_with_running_vms_and_changes_nothing(vc):
 
 
 def test_role_host_not_coming_back_fails_clearly_and_leaves_other_hosts_alone(vc):
-    peer_vcsim.set_reboot_hang(vc.port, "esx-a.lab")
+    LAB.fault(vc.name, reboot_hang="esx-a.lab")
     run = playbook(dict(esxi_ats_reboot_timeout=4, esxi_ats_reboot_poll_interval=1))
     assert run.returncode != 0
     assert "esx-a.lab did not come back within 4 s after its reboot (connection state: notResponding)" in run.stdout

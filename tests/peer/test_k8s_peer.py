@@ -13,7 +13,7 @@ import sys
 import pytest
 import yaml
 
-from conftest import INVENTORY, LAB_DIR, REPO, labctl
+from conftest import INVENTORY, LAB, REPO, labctl
 
 kubernetes = pytest.importorskip("kubernetes")
 from kubernetes import config as k8s_config  # noqa: E402
@@ -21,7 +21,6 @@ from kubernetes.dynamic import DynamicClient  # noqa: E402
 from kubernetes.dynamic.exceptions import ApiException, NotFoundError  # noqa: E402
 
 HOST = "k8s1"
-K8S_DIR = os.path.join(LAB_DIR, "k8s", HOST)
 PLAYBOOK = os.path.join(REPO, "playbooks", "kubernetes.yml")
 MUTATING = ("create", "update", "patch", "delete", "deletecollection")
 with open(os.path.join(REPO, "inventories", "lab", "group_vars", "k8s_clusters.yml")) as _handle:
@@ -32,7 +31,7 @@ class Cluster(object):
     """The lab's API server, read from outside."""
 
     def __init__(self):
-        self.kubeconfig = os.path.join(K8S_DIR, "kubeconfig")
+        self.kubeconfig = LAB.artifact(HOST, "kubeconfig")
         self.api = DynamicClient(k8s_config.new_client_from_config(self.kubeconfig))
 
     def resource(self, api_version, kind):
@@ -68,14 +67,14 @@ class Cluster(object):
         return state
 
     def audit_mark(self):
-        with open(os.path.join(K8S_DIR, "audit.log")) as handle:
+        with open(LAB.artifact(HOST, "audit")) as handle:
             return len(handle.readlines())
 
     def writes_since(self, mark, users=("admin", "viewer", "nobody"), reviews=True):
         """Successful write requests since mark by the test's users; server-side dry runs store nothing and
         are left out; access reviews (POSTs that store nothing either) are counted unless reviews=False."""
         events = []
-        with open(os.path.join(K8S_DIR, "audit.log")) as handle:
+        with open(LAB.artifact(HOST, "audit")) as handle:
             for number, line in enumerate(handle):
                 if number < mark:
                     continue
@@ -247,7 +246,7 @@ def test_bad_input_changes_nothing(deployed, change, message):
 
 
 def kubeconfig_variant(tmp_path, name, server=None):
-    with open(os.path.join(K8S_DIR, name)) as handle:
+    with open(LAB.artifact(HOST, name)) as handle:
         config = json.load(handle)
     if server:
         config["clusters"][0]["cluster"]["server"] = server

@@ -2,21 +2,17 @@
 namespace mode, a real reboot for persistence, and the real kernel's refusals. Every state is read
 from the VM over SSH, outside the module."""
 
-import os
-import subprocess
-import sys
 
 import pytest
 
-from conftest import INVENTORY, LAB_DIR, LABCTL, run_module
+from conftest import INVENTORY, LAB, run_module
 
 VM = "node1"
 
 
 def vm(*command, check=True):
     """Run a shell command in the VM (ssh), return its stdout."""
-    proc = subprocess.run([sys.executable, LABCTL, "--inventory", os.path.join(INVENTORY, "hosts.yml"), "--lab-dir", LAB_DIR,
-                           "exec", VM, "--", " ".join(command)], capture_output=True, text=True, check=False)
+    proc = LAB.exec(VM, [" ".join(command)])
     if check and proc.returncode != 0:
         raise AssertionError("%s: rc=%d %s %s" % (command, proc.returncode, proc.stdout, proc.stderr))
     return proc.stdout

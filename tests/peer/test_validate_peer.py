@@ -8,7 +8,7 @@ tables read from outside afterwards.
 
 MPI across the two VMs: the SSH trust the role sets up (host keys pinned, checking left on) and one
 mpirun from node1 starting a rank on each VM. The VMs have no GPU and so no NCCL: the ranks run the
-lab's stand-in for nccl-tests (tests/lab/mpi_standin/collective_perf.py, an MPI collective on host
+lab's stand-in for nccl-tests (lab/validate/mpi_standin/collective_perf.py, an MPI collective on host
 memory that prints nccl-tests' table), which the role's log check must then flag for having no
 NCCL log. Faults: a host whose key is not pinned, a hung rank, no mpirun, a malformed host.
 """
@@ -18,12 +18,12 @@ import json
 import os
 import shlex
 import subprocess
-import sys
 
 import pytest
 
 import conftest
-from conftest import LAB_DIR, LABCTL, REPO, run_module
+from conftest import REPO, run_module
+from door import Lab  # the lab's one door (conftest puts lab/ on the path)
 
 # Another copy of the lab inventory (other loopback ports) can be named, so this runs beside VMs
 # that a different checkout keeps up on the default ports.
@@ -33,14 +33,15 @@ HOSTS = ("node1", "node2")
 RXE = "modprobe rdma_rxe && (rdma link show rxe0/1 >/dev/null 2>&1 || rdma link add rxe0 type rxe netdev enp1s0)"
 
 
+LAB = Lab(INVENTORY)
+
+
 def labctl(*args):
-    subprocess.run([sys.executable, LABCTL, "--inventory", os.path.join(INVENTORY, "hosts.yml"), "--lab-dir", LAB_DIR]
-                   + list(args), check=True, stdout=subprocess.DEVNULL)
+    LAB.labctl(*args)
 
 
 def vm(host, command):
-    proc = subprocess.run([sys.executable, LABCTL, "--inventory", os.path.join(INVENTORY, "hosts.yml"), "--lab-dir", LAB_DIR,
-                           "exec", host, "--", "sh", "-c", shlex.quote(command)], capture_output=True, text=True, check=False)
+    proc = LAB.exec(host, ["sh", "-c", shlex.quote(command)])
     return proc.returncode, proc.stdout + proc.stderr
 
 
@@ -177,7 +178,7 @@ def mpi_processes(host):
 @pytest.fixture(scope="module")
 def mpi_ready(vms, tmp_path_factory):
     """The stand-in installed on both VMs and the role's SSH trust set up (a run without NCCL)."""
-    with open(os.path.join(REPO, "tests", "lab", "mpi_standin", "collective_perf.py"), "rb") as handle:
+    with open(os.path.join(REPO, "lab", "validate", "mpi_standin", "collective_perf.py"), "rb") as handle:
         payload = base64.b64encode(b"#!/usr/bin/python3\n" + handle.read()).decode()
     for host in vms:
         rc, out = vm(host, "mkdir -p %s && echo %s | base64 -d > %s/all_reduce_perf && cp %s/all_reduce_perf %s/alltoall_perf"

@@ -1,12 +1,11 @@
 """After playbooks/roce.yml on the lab: every GPU node runs the firmware values its inventory asks for,
 rebooted at most once, and no adapter was written twice."""
 
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "resources"))
-from labcheck import LAB_DIR, lab_file, query, scenario_hosts  # noqa: E402  pylint: disable=wrong-import-position
+from labcheck import LAB, peer, query, scenario_hosts  # noqa: E402  pylint: disable=wrong-import-position
 
 testinfra_hosts = scenario_hosts("gpu_nodes")
 
@@ -30,12 +29,8 @@ def test_inventory_firmware_settings_are_running(host):
 
 
 def test_at_most_one_reboot_and_one_set_per_adapter(host):
-    reboots = lab_file(host, "reboots")
-    if os.path.exists(reboots):
-        with open(reboots) as handle:
-            assert int(handle.read()) == 1
-    with open(lab_file(host, "fw", "calls.jsonl")) as handle:
-        devices = [json.loads(line)["device"] for line in handle if '"mutating": true' in line]
+    assert LAB.reboots(peer(host)) in (0, 1)
+    devices = [call["device"] for call in LAB.calls(peer(host)) if call.get("mutating") is True]
     assert len(devices) == len(set(devices)), "an adapter was written twice: %s" % devices
 
 
@@ -43,8 +38,7 @@ def test_switches_run_their_inventory_settings_and_saved_them():
     """The switches are not SSH hosts Ansible can run Python on: their simulator state is read from outside."""
     expected = {"sw1": ("lossless", {"1/1": 111, "1/4": 111}), "sw2": ("lossy", {})}
     for name, (mode, access) in expected.items():
-        with open(os.path.join(LAB_DIR, "switches", name, "state.json")) as handle:
-            state = json.load(handle)
+        state = LAB.state(name)
         assert state["running"]["roce"] == mode
         assert state["running"] == state["saved"], "%s: the change was not saved" % name
         for port, vlan in access.items():

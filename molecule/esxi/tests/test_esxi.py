@@ -1,20 +1,17 @@
 """Verify esxi_ats on vc1 and esxi_kernel_setting over SSH: settings active, one reboot per host, hosts
 rebooted one after the other, VM keys set, and the check and idempotence runs changed nothing."""
 
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "resources"))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "tests", "lab"))
-from labcheck import LAB_DIR, scenario_hosts  # noqa: E402  pylint: disable=wrong-import-position
-import peer_vcsim  # noqa: E402  pylint: disable=wrong-import-position
+from labcheck import LAB, scenario_hosts  # noqa: E402  pylint: disable=wrong-import-position
 
 testinfra_hosts = scenario_hosts("esxi_ssh_hosts")
 
 
 def vcsim():
-    state = peer_vcsim.state(8989)
+    state = LAB.state("vc1")
     assert state is not None, "vc1 does not answer"
     return state
 
@@ -42,7 +39,6 @@ def test_esxi_shell_configured_once_runtime_waits_for_reboot(host):
     out = host.check_output("esxcli system settings kernel list -o atsSupport")
     row = out.splitlines()[2].split()
     assert row[:4] == ["atsSupport", "Bool", "TRUE", "FALSE"]
-    with open(os.path.join(LAB_DIR, "esxi", host.backend.get_hostname(), "calls.jsonl")) as handle:
-        calls = [json.loads(line) for line in handle if line.strip()]
+    calls = LAB.calls(host.backend.get_hostname())
     mutating = [c["argv"] for c in calls if c["mutating"]]
     assert mutating == [["system", "settings", "kernel", "set", "-s", "atsSupport", "-v", "TRUE"]]

@@ -1,12 +1,11 @@
 """Verify nic_firmware on the lab's GPU nodes: the firmware runs the wanted values, each host rebooted
 exactly once (converge), and the check and idempotence runs made no mutating firmware call."""
 
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "resources"))
-from labcheck import lab_file, query, scenario_hosts  # noqa: E402  pylint: disable=wrong-import-position
+from labcheck import LAB, peer, query, scenario_hosts  # noqa: E402  pylint: disable=wrong-import-position
 
 testinfra_hosts = scenario_hosts("gpu_nodes")
 
@@ -22,16 +21,14 @@ def test_running_firmware_values_are_the_wanted_ones(host):
 
 
 def test_each_host_rebooted_exactly_once(host):
-    with open(lab_file(host, "reboots")) as handle:
-        assert int(handle.read()) == 1
+    assert LAB.reboots(peer(host)) == 1
     # The boot id the host reports is the one its last reboot wrote.
-    with open(lab_file(host, "boot_id")) as handle:
+    with open(LAB.artifact(peer(host), "boot_id")) as handle:
         assert host.file("/proc/sys/kernel/random/boot_id").content_string.strip() == handle.read().strip()
 
 
 def test_one_set_per_adapter_and_nothing_mutating_in_check_or_second_run(host):
-    with open(lab_file(host, "fw", "calls.jsonl")) as handle:
-        calls = [json.loads(line) for line in handle if line.strip()]
+    calls = LAB.calls(peer(host))
     mutating = [c for c in calls if c["mutating"]]
     assert sorted(c["device"] for c in mutating) == ADAPTERS[host.backend.get_hostname()]
     # Only values that differed were written (NUM_OF_VFS is 8 by default on these adapters).

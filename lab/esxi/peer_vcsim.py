@@ -1,14 +1,14 @@
 """Lab peer kind ``vcsim``: a vCenter (vSphere SOAP API) from govmomi's simulator with the lab's additions.
 
 The simulator library comes from Debian (``golang-github-vmware-govmomi-dev``, built with Debian's
-``golang-go``; nothing is downloaded). ``tests/lab/vcsim/main.go`` is the command and
-``tests/lab/vcsim/overlay/`` adds files to the simulator package with ``go build -overlay``:
+``golang-go``; nothing is downloaded). ``lab/esxi/vcsim/main.go`` is the command and
+``lab/esxi/vcsim/overlay/`` adds files to the simulator package with ``go build -overlay``:
 kernel boot settings with Configured and Runtime values, reboots that refuse outside maintenance
 mode, PCI passthrough devices with NUMA nodes. One change to a library file is generated at build
 time from Debian's own file (see ``FETCH_FIX``), so no library code is kept in the repository.
 
 The binary is cached under ``$ROCE_FABRIC_CACHE/vcsim/<hash of the recipe>/`` (built under a lock,
-in a temporary directory renamed into place). ``python tests/lab/peer_vcsim.py build`` builds it.
+in a temporary directory renamed into place). ``python lab/esxi/peer_vcsim.py build`` builds it.
 
 Inventory variables of a ``roce_lab_peer: vcsim`` host: ``roce_lab_vcsim_port`` (on 127.0.0.1),
 ``roce_lab_vcsim_hosts`` / ``roce_lab_vcsim_vms`` (counts), ``roce_lab_vcsim_topology`` (hosts with
@@ -28,7 +28,8 @@ import tempfile
 import time
 import urllib.request
 
-from labutil import live_pid, stop_process
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+from labutil import live_pid, stop_process  # noqa: E402  pylint: disable=wrong-import-position
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, "vcsim")

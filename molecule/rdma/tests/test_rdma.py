@@ -10,7 +10,7 @@ import time
 import testinfra
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "resources"))
-from labcheck import LAB_DIR, scenario_hosts  # noqa: E402  pylint: disable=wrong-import-position
+from labcheck import LAB, scenario_hosts  # noqa: E402  pylint: disable=wrong-import-position
 
 testinfra_hosts = scenario_hosts("rdma_nodes")
 FABRIC = {"node1": "10.78.0.1", "node2": "10.78.0.2"}
@@ -36,7 +36,7 @@ def test_exclusive_namespaces_loaded_by_exactly_one_reboot(host):
     assert host.check_output("rdma system show").startswith("netns exclusive")
     assert "options ib_core netns_mode=0" in host.file("/etc/modprobe.d/roce-fabric-ib_core.conf").content_string
     # Every boot prints the login banner on the serial console the lab keeps: the first boot and one reboot.
-    with open(os.path.join(LAB_DIR, "vms", name(host), "console.log"), errors="replace") as handle:
+    with open(LAB.artifact(name(host), "console"), errors="replace") as handle:
         assert handle.read().count("%s login:" % name(host)) == 2
 
 

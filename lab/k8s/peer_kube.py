@@ -1,7 +1,7 @@
 """Lab peer ``kube_apiserver``: a real Kubernetes API server (kube-apiserver + etcd) on loopback.
 
 The binary is built once from Debian's ``kubernetes`` source package by ``tests/run setup``
-(``tests/lab/build_kube_apiserver.sh``) and found through ``$ROCE_KUBE_APISERVER``; etcd is
+(``lab/k8s/build_kube_apiserver.sh``) and found through ``$ROCE_KUBE_APISERVER``; etcd is
 Debian's ``etcd-server``. Every ``start`` begins from an empty etcd data directory and new
 certificates, so each ``labctl up`` gives a fresh cluster. There is no controller-manager,
 scheduler or kubelet: the server stores, validates and authorizes objects, and pods never run.

@@ -43,7 +43,8 @@ import sys
 import tempfile
 import time
 
-from labutil import quiet, run, ssh_banner, wait_for
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+from labutil import quiet, run, ssh_banner, wait_for  # noqa: E402  pylint: disable=wrong-import-position
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GUEST_DIR = os.path.join(HERE, "guest")
@@ -59,7 +60,7 @@ IMAGE_PACKAGES = sorted([
     "openmpi-bin", "numactl", "python3-mpi4py",
 ])
 GUEST_FILES = {
-    # path in the guest: file under tests/lab/guest/, mode
+    # path in the guest: file under lab/rdma/guest/, mode
     "/usr/local/sbin/roce-lab-guest": ("roce-lab-guest", 0o755),
     "/etc/systemd/system/roce-lab-guest.service": ("roce-lab-guest.service", 0o644),
     "/etc/ssh/sshd_config.d/roce-lab.conf": ("sshd_config", 0o644),
@@ -333,7 +334,7 @@ class QemuVm(object):
 
 
 if __name__ == "__main__":
-    # Build (or find) the cached guest image: python3 tests/lab/peer_qemu.py image
+    # Build (or find) the cached guest image: python3 lab/rdma/peer_qemu.py image
     if sys.argv[1:] == ["image"]:
         print(ensure_image())
     elif sys.argv[1:] == ["key"]:

@@ -1,7 +1,7 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, roce.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Self-tests of tests/lab/esxcli_sim.py, the ESXi shell's esxcli stand-in.
+"""Self-tests of lab/esxi/esxcli_sim.py, the ESXi shell's esxcli stand-in.
 
 Expected tables are hand-written in the layout of peers.md d6 (esxcli system settings kernel list).
 """
@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
 SIM = os.path.join(HERE, "esxcli_sim.py")
 sys.path.insert(0, HERE)
 import esxcli_sim  # noqa: E402

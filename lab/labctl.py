@@ -1,9 +1,9 @@
 """The lab: real protocol peers on this machine, defined by an Ansible inventory.
 
-    python tests/lab/labctl.py --inventory inventories/lab/hosts.yml up [--keep-state] [HOST ...]
-    python tests/lab/labctl.py --inventory inventories/lab/hosts.yml down
-    python tests/lab/labctl.py --inventory inventories/lab/hosts.yml status
-    python tests/lab/labctl.py --inventory inventories/lab/hosts.yml exec HOST -- COMMAND ...
+    python lab/labctl.py --inventory inventories/lab/hosts.yml up [--keep-state] [HOST ...]
+    python lab/labctl.py --inventory inventories/lab/hosts.yml down
+    python lab/labctl.py --inventory inventories/lab/hosts.yml status
+    python lab/labctl.py --inventory inventories/lab/hosts.yml exec HOST -- COMMAND ...
 
 The inventory is the lab's definition: every host with a ``roce_lab_peer`` variable is started
 as that kind of peer, with the host's own variables as its parameters, and Ansible then reaches
@@ -35,16 +35,21 @@ import time
 
 import yaml
 
-import peer_esxi
-from labutil import kill_netns_processes, live_pid, netns_pids, quiet, run, ssh_banner, stop_process, wait_for
-import peer_vcsim
-from peer_qemu import QemuVm
-from peer_kube import KubeApiserver
-
+# One folder per device family: its simulator and its peer; shared helpers in common/.
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-FWSIM = os.path.join(HERE, "fwsim.py")
-LABHOST = os.path.join(HERE, "labhost.py")
+for _family in ("common", "firmware", "onyx", "esxi", "rdma", "k8s"):
+    sys.path.insert(0, os.path.join(HERE, _family))
+
+# pylint: disable=wrong-import-position
+import peer_esxi  # noqa: E402
+from labutil import kill_netns_processes, live_pid, netns_pids, quiet, run, ssh_banner, stop_process, wait_for  # noqa: E402
+import peer_vcsim  # noqa: E402
+from peer_qemu import QemuVm  # noqa: E402
+from peer_kube import KubeApiserver  # noqa: E402
+
+REPO = os.path.dirname(HERE)
+FWSIM = os.path.join(HERE, "firmware", "fwsim.py")
+LABHOST = os.path.join(HERE, "firmware", "labhost.py")
 
 
 class Inventory(object):
@@ -414,7 +419,7 @@ class NetnsHost(Peer):
 
 
 class OnyxSwitch(Peer):
-    """An NVIDIA Onyx switch: the stateful CLI simulator tests/lab/onyxsim.py behind real SSH on loopback."""
+    """An NVIDIA Onyx switch: the stateful CLI simulator lab/onyx/onyxsim.py behind real SSH on loopback."""
 
     kind = "onyx_switch"
 
@@ -449,7 +454,7 @@ class OnyxSwitch(Peer):
         os.makedirs(self.dir, exist_ok=True)
         if not keep_state and os.path.exists(self.state_file):
             os.unlink(self.state_file)
-        argv = [sys.executable, os.path.join(HERE, "onyxsim.py"), "--listen", self.address, "--port", str(self.port),
+        argv = [sys.executable, os.path.join(HERE, "onyx", "onyxsim.py"), "--listen", self.address, "--port", str(self.port),
                 "--username", self.vars.get("ansible_user", "admin"), "--password", self.vars.get("ansible_password", "admin"),
                 "--state-file", self.state_file, "--hostname", self.name, "--version", self.version, "--ports", str(self.ports),
                 "--host-key", os.path.join(self.dir, "host_key")]

@@ -3,7 +3,7 @@
 Each host gets its own network namespace ``esxi-<name>`` joined to this machine by its own veth
 pair (not the lab bridge): this machine's end is ``<net>.1/24``, the host's ``eth0`` is
 ``ansible_host`` in the same /24 (a 10.78.0.0/16 address). sshd runs inside with the lab key for
-root; ``/usr/local/bin`` carries ``esxcli`` (``tests/lab/esxcli_sim.py``) and ``reboot``.
+root; ``/usr/local/bin`` carries ``esxcli`` (``lab/esxi/esxcli_sim.py``) and ``reboot``.
 State (kernel settings with Configured/Runtime, PCI devices, maintenance mode, reboots) is
 ``<lab dir>/esxi/<name>/state.json``; ``calls.jsonl`` records every esxcli invocation.
 
@@ -24,6 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ESXCLI_SIM = os.path.join(HERE, "esxcli_sim.py")
 sys.path.insert(0, HERE)
 import esxcli_sim  # noqa: E402  (the stand-in's own initial state)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 from labutil import kill_netns_processes, netns_pids  # noqa: E402
 
 
