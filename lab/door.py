@@ -70,9 +70,9 @@ class Lab(object):
 
     def labctl(self, *args, **kwargs):
         argv = [sys.executable, LABCTL, "--inventory", self.inventory, "--lab-dir", self.dir] + list(args)
-        kwargs.setdefault("check", True)
+        check = kwargs.pop("check", True)
         kwargs.setdefault("stdout", subprocess.DEVNULL)
-        return subprocess.run(argv, **kwargs)
+        return subprocess.run(argv, check=check, **kwargs)
 
     def up(self, *hosts, **options):
         self.labctl("up", *((["--keep-state"] if options.get("keep_state") else []) + list(hosts)))
@@ -87,9 +87,9 @@ class Lab(object):
         """Run ``argv`` inside a lab host; a CompletedProcess (text, output captured unless told otherwise)."""
         kwargs.setdefault("capture_output", True)
         kwargs.setdefault("text", True)
-        kwargs.setdefault("check", False)
+        check = kwargs.pop("check", False)
         return subprocess.run([sys.executable, LABCTL, "--inventory", self.inventory, "--lab-dir", self.dir,
-                               "exec", host, "--"] + list(argv), **kwargs)
+                               "exec", host, "--"] + list(argv), check=check, **kwargs)
 
     # --- reading peers --------------------------------------------------------------------------------
 
@@ -195,4 +195,3 @@ class Lab(object):
         sys.path.insert(0, HERE)
         from labctl import Inventory  # pylint: disable=import-outside-toplevel
         return int(Inventory(self.inventory).hosts[host]["vars"].get("roce_lab_vcsim_port", 8989))
-

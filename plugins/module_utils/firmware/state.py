@@ -80,7 +80,6 @@ def wanted_rows(tool, tool_device, device, names):
     return rows
 
 
-
 def plan_present(tool, tool_device, device, wanted):
     """Rows, changes (name -> before/after), assignments and whether a reboot is pending."""
     rows = wanted_rows(tool, tool_device, device, list(wanted))
@@ -108,7 +107,6 @@ def plan_present(tool, tool_device, device, wanted):
     if problems:
         raise FirmwareError("Invalid parameters for %s: %s" % (tool_device, "; ".join(problems)), category="invalid_value")
     return rows, changes, assignments, pending or bool(changes)
-
 
 
 def plan_reset(tool, tool_device, device, names):
@@ -147,7 +145,6 @@ def plan_reset(tool, tool_device, device, names):
         tool.module.warn("%s cannot report default values; resetting it anyway" % tool_device)
         changes["*"] = dict(before="unknown", after="defaults")
     return rows, changes, assignments, pending or bool(changes)
-
 
 
 def converge(run, params, tool):

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from ansible_collections.roce.fabric.plugins.module_utils.validate import gpu as gpu
+from ansible_collections.roce.fabric.plugins.module_utils.validate import gpu
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "gpu")
 
