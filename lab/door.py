@@ -25,6 +25,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 LABCTL = os.path.join(HERE, "labctl.py")
+# The firmware simulator, also usable as a local mlxconfig/mstconfig stand-in outside any lab host.
 FWSIM = os.path.join(HERE, "firmware", "fwsim.py")
 DEFAULT_INVENTORY = os.path.join(REPO, "inventories", "lab", "hosts.yml")
 for _family in ("common", "esxi"):

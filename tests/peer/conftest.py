@@ -13,7 +13,7 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 INVENTORY = os.path.join(REPO, "inventories", "lab")
 sys.path.insert(0, os.path.join(REPO, "lab"))
-from door import Lab  # noqa: E402  pylint: disable=wrong-import-position
+from door import FWSIM, Lab  # noqa: E402,F401  pylint: disable=wrong-import-position  (FWSIM: the firmware simulator as a local tool)
 
 LAB = Lab(INVENTORY)
 
