@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Self-tests of lab/esxi/esxcli_sim.py, the ESXi shell's esxcli stand-in.
 
-Expected tables are hand-written in the layout of peers.md d6 (esxcli system settings kernel list).
+Expected tables are in the layout ESXi prints for ``esxcli system settings kernel list`` (VMware's documented
+Name/Type/Configured/Runtime/Default/Description table).
 """
 
 import json

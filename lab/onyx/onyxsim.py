@@ -8,8 +8,8 @@ the Onyx prompts and modes, character echo, the config grammar (one-line global 
 sub-modes, ``no`` forms, port ranges and breakout names), ``show`` output in the vendor's text and
 ``| json-print`` layouts (the older list/``header`` layout before 3.6.6000, the newer one from it,
 compared numerically), running vs saved configuration, ``%`` errors, and injected faults.
-Python 3.11, stdlib + paramiko.  Written from observed output formats (research ``peers.md`` d7,
-public captures), not from vendor code.
+Python 3.11, stdlib + paramiko.  Written from published output formats (the NVIDIA Onyx User Manual 3.10
+"RoCE Commands" and show-command chapters, and public captures of Onyx 3.10 switches), not from vendor code.
 
 Start::
 
