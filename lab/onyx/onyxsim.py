@@ -70,7 +70,7 @@ Behaviour:
   and the fault disarms itself.  ``reject`` answers matching lines with ``% Internal error, please try again``
   (not applied); ``delay`` sleeps before every answer.
 
-Verbatim from research/captures: the prompts, ``show roce`` (lossless), the ``show dcb priority-flow-control``
+Verbatim from the Onyx manual and public captures: the prompts, ``show roce`` (lossless), the ``show dcb priority-flow-control``
 text, the running-config header, section banners and line style, the ``show interfaces ethernet`` field labels,
 ``show version`` labels and JSON keys, every JSON key name and the two JSON layouts of interfaces, switchport,
 VLANs, congestion-control, qos, ets, and ``% Unrecognized command "x".`` + ``Type "?" for help.``.  Invented
