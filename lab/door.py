@@ -11,13 +11,13 @@
     lab.artifact("node1", "console")  # a file the peer writes (serial console, audit log, kubeconfig)
 
 Nothing outside ``lab/`` knows where a simulator keeps its state or how it is started: the
-inventory says which kind of peer a host is, and this module maps each kind to its state.
+inventory says which kind of peer a host is, and each peer kind (``lab/common/peer.py``) says how
+its state is read and its faults armed.
 Starting, stopping, resetting and ``exec`` go through ``labctl.py`` (the command line).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -28,34 +28,9 @@ LABCTL = os.path.join(HERE, "labctl.py")
 # The firmware simulator, also usable as a local mlxconfig/mstconfig stand-in outside any lab host.
 FWSIM = os.path.join(HERE, "firmware", "fwsim.py")
 DEFAULT_INVENTORY = os.path.join(REPO, "inventories", "lab", "hosts.yml")
-for _family in ("common", "esxi"):
-    if os.path.join(HERE, _family) not in sys.path:
-        sys.path.insert(0, os.path.join(HERE, _family))
-
-# Where each kind of peer keeps its state under the lab directory.
-KIND_DIRS = {"netns_host": "hosts", "onyx_switch": "switches", "esxi_shell": "esxi", "qemu_vm": "vms",
-             "kube_apiserver": "k8s"}
-# Files a peer writes that tests may read, by kind and name.
-ARTIFACTS = {
-    ("qemu_vm", "console"): ("console.log",),
-    ("kube_apiserver", "audit"): ("audit.log",),
-    ("kube_apiserver", "kubeconfig"): ("kubeconfig",),
-    ("kube_apiserver", "kubeconfig-viewer"): ("kubeconfig-viewer",),
-    ("kube_apiserver", "kubeconfig-badtoken"): ("kubeconfig-badtoken",),
-    ("netns_host", "boot_id"): ("boot_id",),
-}
-
-
-def _jsonl(path):
-    if not os.path.exists(path):
-        return []
-    with open(path) as handle:
-        return [json.loads(line) for line in handle if line.strip()]
-
-
-def _json(path):
-    with open(path) as handle:
-        return json.load(handle)
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "common"))
+from peer import LabError  # noqa: E402,F401  pylint: disable=wrong-import-position  (raised for what a peer cannot do)
 
 
 class Lab(object):
@@ -65,7 +40,7 @@ class Lab(object):
         inventory = inventory or DEFAULT_INVENTORY
         self.inventory = inventory if inventory.endswith((".yml", ".yaml")) else os.path.join(inventory, "hosts.yml")
         self.dir = lab_dir or os.environ.get("ROCE_LAB_DIR") or os.path.join(REPO, ".lab")
-        self._kinds = None
+        self._lab = None
 
     # --- lifecycle (labctl) -------------------------------------------------------------------------
 
@@ -92,23 +67,20 @@ class Lab(object):
         return subprocess.run([sys.executable, LABCTL, "--inventory", self.inventory, "--lab-dir", self.dir,
                                "exec", host, "--"] + list(argv), check=check, **kwargs)
 
-    # --- reading peers --------------------------------------------------------------------------------
+    # --- reading and arming peers (each peer kind implements these; see lab/common/peer.py) -------------
+
+    def peer(self, host):
+        """The peer object of ``host`` (a ``peer.Peer``); raises LabError for a host that is no lab peer."""
+        if self._lab is None:
+            from labctl import Lab as LabControl  # pylint: disable=import-outside-toplevel
+            self._lab = LabControl(self.inventory, self.dir)
+        for peer in self._lab.peers:
+            if peer.name == host:
+                return peer
+        raise LabError("%s is not a lab peer of %s" % (host, self.inventory))
 
     def kind(self, host):
-        if self._kinds is None:
-            sys.path.insert(0, HERE)
-            from labctl import Inventory  # pylint: disable=import-outside-toplevel
-            inv = Inventory(self.inventory)
-            self._kinds = dict((name, entry["vars"].get("roce_lab_peer")) for name, entry in inv.hosts.items())
-        if host not in self._kinds or not self._kinds[host]:
-            raise KeyError("%s is not a lab peer of %s" % (host, self.inventory))
-        return self._kinds[host]
-
-    def _dir(self, host):
-        kind = self.kind(host)
-        if kind not in KIND_DIRS:
-            raise KeyError("%s (%s) keeps no state in the lab directory" % (host, kind))
-        return os.path.join(self.dir, KIND_DIRS[kind], host)
+        return self.peer(host).kind
 
     def state(self, host):
         """The peer's state as the simulator holds it.
@@ -117,82 +89,33 @@ class Lab(object):
         every adapter (``firmware``) and its reboot count (``reboots``). ESXi shell: its settings. vCenter
         (vcsim): hosts, VMs and SOAP calls, or None when it does not answer.
         """
-        kind = self.kind(host)
-        if kind == "vcsim":
-            import peer_vcsim  # pylint: disable=import-outside-toplevel
-            return peer_vcsim.state(self._vcsim_port(host))
-        if kind == "netns_host":
-            devices = os.path.join(self._dir(host), "fw", "devices")
-            firmware = dict((entry[:-len(".json")], _json(os.path.join(devices, entry)))
-                            for entry in sorted(os.listdir(devices)))
-            return dict(firmware=firmware, reboots=self.reboots(host))
-        return _json(os.path.join(self._dir(host), "state.json"))
+        return self.peer(host).state()
 
     def calls(self, host):
         """What the peer's simulator recorded, one dict per call (firmware tool runs, esxcli runs, SOAP calls)."""
-        kind = self.kind(host)
-        if kind == "netns_host":
-            return _jsonl(os.path.join(self._dir(host), "fw", "calls.jsonl"))
-        if kind == "vcsim":
-            return (self.state(host) or {}).get("calls")
-        return _jsonl(os.path.join(self._dir(host), "calls.jsonl"))
+        return self.peer(host).calls()
 
     def reboots(self, host):
-        path = os.path.join(self._dir(host), "reboots")
-        if not os.path.exists(path):
-            return 0
-        with open(path) as handle:
-            return int(handle.read().strip() or 0)
+        """How often a lab host rebooted since it started or was reset."""
+        return self.peer(host).reboots()
 
     def artifact(self, host, name):
-        """The path of a file the peer writes (``console``, ``audit``, ``kubeconfig``, ``boot_id``)."""
-        key = (self.kind(host), name)
-        if key not in ARTIFACTS:
-            raise KeyError("%s (%s) has no artifact '%s'" % (host, key[0], name))
-        return os.path.join(self._dir(host), *ARTIFACTS[key])
+        """The path of a file the peer writes (``console``, ``audit``, ``kubeconfig``, ``boot_id``...)."""
+        return self.peer(host).artifact(name)
 
     def ssh_key(self):
         """The private key every lab peer accepts."""
         return os.path.join(self.dir, "ssh", "id_ed25519")
 
-    # --- acting on peers ------------------------------------------------------------------------------
-
     def fault(self, host, **faults):
         """Arm faults on a simulator: Onyx switches take ``drop_after``, ``reject`` and ``delay``;
         vcsim takes ``reboot_hang=<ESXi host name>`` (or ``reboot_hang_off=...``)."""
-        kind = self.kind(host)
-        if kind == "onyx_switch":
-            path = os.path.join(self._dir(host), "state.json")
-            state = _json(path)
-            state["faults"] = dict(dict(drop_after=None, reject=None, delay=0), **faults)
-            tmp = path + ".door"
-            with open(tmp, "w") as handle:
-                json.dump(state, handle)
-            os.replace(tmp, path)
-        elif kind == "vcsim":
-            import peer_vcsim  # pylint: disable=import-outside-toplevel
-            if "reboot_hang" in faults:
-                peer_vcsim.set_reboot_hang(self._vcsim_port(host), faults["reboot_hang"], True)
-            if "reboot_hang_off" in faults:
-                peer_vcsim.set_reboot_hang(self._vcsim_port(host), faults["reboot_hang_off"], False)
-        else:
-            raise KeyError("%s (%s) has no faults to arm" % (host, kind))
+        self.peer(host).fault(**faults)
 
     def reset_calls(self, host):
         """Forget the calls a simulator recorded (vcsim)."""
-        import peer_vcsim  # pylint: disable=import-outside-toplevel
-        if self.kind(host) != "vcsim":
-            raise KeyError("%s is not a vcsim peer" % host)
-        peer_vcsim.reset_calls(self._vcsim_port(host))
+        self.peer(host).reset_calls()
 
     def admin(self, host, *args):
         """The firmware simulator's administration commands on a lab host (``fwsim.py admin --help``)."""
-        if self.kind(host) != "netns_host":
-            raise KeyError("%s has no firmware simulator" % host)
-        return subprocess.run([sys.executable, FWSIM, "admin", "--state-dir", os.path.join(self._dir(host), "fw")] + list(args),
-                              check=True, capture_output=True, text=True).stdout
-
-    def _vcsim_port(self, host):
-        sys.path.insert(0, HERE)
-        from labctl import Inventory  # pylint: disable=import-outside-toplevel
-        return int(Inventory(self.inventory).hosts[host]["vars"].get("roce_lab_vcsim_port", 8989))
+        return self.peer(host).admin(*args)

@@ -29,7 +29,8 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
-from labutil import live_pid, stop_process  # noqa: E402  pylint: disable=wrong-import-position
+from labutil import live_pid, stop_process, wait_for  # noqa: E402  pylint: disable=wrong-import-position
+from peer import Peer  # noqa: E402  pylint: disable=wrong-import-position
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, "vcsim")
@@ -117,69 +118,77 @@ def build(verbose=False):
     return target
 
 
-def lab_peer_class(base, wait_for):
-    """The peer class, built on labctl's Peer base (labctl imports this module)."""
+class Vcsim(Peer):
+    kind = "vcsim"
+    needs_bridge = False
 
-    class Vcsim(base):
-        kind = "vcsim"
-        needs_bridge = False
+    def __init__(self, lab, name, host_vars, index):
+        super(Vcsim, self).__init__(lab, name, host_vars, index)
+        self.address = host_vars.get("ansible_host", "127.0.0.1")
+        if self.address != "127.0.0.1":
+            raise SystemExit("lab: vcsim %s must listen on 127.0.0.1" % name)
+        self.port = int(host_vars.get("roce_lab_vcsim_port", 8989))
+        if not 8989 <= self.port <= 8999:
+            raise SystemExit("lab: vcsim %s: port %d outside 8989-8999" % (name, self.port))
 
-        def __init__(self, lab, name, host_vars, index):
-            super(Vcsim, self).__init__(lab, name, host_vars, index)
-            self.dir = os.path.join(lab.dir, "vcsim", name)
-            self.address = host_vars.get("ansible_host", "127.0.0.1")
-            if self.address != "127.0.0.1":
-                raise SystemExit("lab: vcsim %s must listen on 127.0.0.1" % name)
-            self.port = int(host_vars.get("roce_lab_vcsim_port", 8989))
-            if not 8989 <= self.port <= 8999:
-                raise SystemExit("lab: vcsim %s: port %d outside 8989-8999" % (name, self.port))
+    def describe(self):
+        return "https://127.0.0.1:%d/sdk, %s hosts, %s VMs" % (
+            self.port, self.vars.get("roce_lab_vcsim_hosts", 3), self.vars.get("roce_lab_vcsim_vms", 2))
 
-        def describe(self):
-            return "https://127.0.0.1:%d/sdk, %s hosts, %s VMs" % (
-                self.port, self.vars.get("roce_lab_vcsim_hosts", 3), self.vars.get("roce_lab_vcsim_vms", 2))
+    def pid(self):
+        return live_pid(os.path.join(self.dir, "pid"))
 
-        def pid(self):
-            return live_pid(os.path.join(self.dir, "pid"))
+    def running(self):
+        return self.pid() is not None and self.state() is not None
 
-        def running(self):
-            return self.pid() is not None and self.state() is not None
+    def state(self):
+        """Hosts, VMs and SOAP call counts from the simulator's state endpoint, or None if it does not answer."""
+        return state(self.port)
 
-        def state(self):
-            return state(self.port)
+    def calls(self):
+        return (self.state() or {}).get("calls")
 
-        def stop(self):
-            stop_process(self.pid)
+    def reset_calls(self):
+        reset_calls(self.port)
 
-        def reset(self):
-            self.stop()
-            self.start()
+    def fault(self, **faults):
+        """``reboot_hang=<ESXi host>``: that host never comes back from a reboot (``reboot_hang_off`` undoes it)."""
+        if "reboot_hang" in faults:
+            set_reboot_hang(self.port, faults["reboot_hang"], True)
+        if "reboot_hang_off" in faults:
+            set_reboot_hang(self.port, faults["reboot_hang_off"], False)
 
-        def start(self, keep_state=False):
-            binary = build()
-            os.makedirs(self.dir, exist_ok=True)
-            argv = [binary, "-l", "127.0.0.1:%d" % self.port,
-                    "-host", str(self.vars.get("roce_lab_vcsim_hosts", 3)), "-vm", str(self.vars.get("roce_lab_vcsim_vms", 2)),
-                    "-username", str(self.vars.get("vcenter_username", "user")),
-                    "-password", str(self.vars.get("vcenter_password", "pass")),
-                    "-reboot-seconds", str(self.vars.get("roce_lab_vcsim_reboot_seconds", 2))]
-            topology = self.vars.get("roce_lab_vcsim_topology")
-            if topology:
-                path = os.path.join(self.dir, "topology.json")
-                with open(path, "w") as handle:
-                    json.dump(topology, handle)
-                argv += ["-topology", path]
-            log = open(os.path.join(self.dir, "vcsim.log"), "a")
-            proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-            with open(os.path.join(self.dir, "pid"), "w") as handle:
-                handle.write("%d\n" % proc.pid)
-            wait_for(lambda: proc.poll() is not None or self.state() is not None, 20, "vcsim %s" % self.name)
-            if proc.poll() is not None:
-                raise SystemExit("lab: vcsim %s did not start, see %s" % (self.name, os.path.join(self.dir, "vcsim.log")))
+    def stop(self):
+        stop_process(self.pid)
 
-        def exec_argv(self, command):
-            raise SystemExit("lab: %s is a vCenter simulator; read its state at http://127.0.0.1:%d/roce/state" % (self.name, self.port))
+    def reset(self):
+        self.stop()
+        self.start()
 
-    return Vcsim
+    def start(self, keep_state=False):
+        binary = build()
+        os.makedirs(self.dir, exist_ok=True)
+        argv = [binary, "-l", "127.0.0.1:%d" % self.port,
+                "-host", str(self.vars.get("roce_lab_vcsim_hosts", 3)), "-vm", str(self.vars.get("roce_lab_vcsim_vms", 2)),
+                "-username", str(self.vars.get("vcenter_username", "user")),
+                "-password", str(self.vars.get("vcenter_password", "pass")),
+                "-reboot-seconds", str(self.vars.get("roce_lab_vcsim_reboot_seconds", 2))]
+        topology = self.vars.get("roce_lab_vcsim_topology")
+        if topology:
+            path = os.path.join(self.dir, "topology.json")
+            with open(path, "w") as handle:
+                json.dump(topology, handle)
+            argv += ["-topology", path]
+        log = open(os.path.join(self.dir, "vcsim.log"), "a")
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        with open(os.path.join(self.dir, "pid"), "w") as handle:
+            handle.write("%d\n" % proc.pid)
+        wait_for(lambda: proc.poll() is not None or self.state() is not None, 20, "vcsim %s" % self.name)
+        if proc.poll() is not None:
+            raise SystemExit("lab: vcsim %s did not start, see %s" % (self.name, os.path.join(self.dir, "vcsim.log")))
+
+    def exec_argv(self, command):
+        raise SystemExit("lab: %s is a vCenter simulator; read its state at http://127.0.0.1:%d/roce/state" % (self.name, self.port))
 
 
 def _http(port, path, method="GET"):

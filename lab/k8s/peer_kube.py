@@ -29,9 +29,13 @@ import shutil
 import signal
 import ssl
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+from peer import Peer  # noqa: E402  pylint: disable=wrong-import-position
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -84,17 +88,17 @@ def _stop_pid(path, timeout=10):
         os.unlink(path)
 
 
-class KubeApiserver(object):
+class KubeApiserver(Peer):
     """A Kubernetes API server with etcd, token authentication and RBAC, on 127.0.0.1."""
 
     kind = "kube_apiserver"
+    state_dir = "k8s"
+    # The API server's audit log (every request) and the three kubeconfigs (admin, viewer, unknown token).
+    artifacts = {"audit": "audit.log", "kubeconfig": "kubeconfig", "kubeconfig-viewer": "kubeconfig-viewer",
+                 "kubeconfig-badtoken": "kubeconfig-badtoken"}
 
     def __init__(self, lab, name, host_vars, index):
-        self.lab = lab
-        self.name = name
-        self.vars = host_vars
-        self.index = index
-        self.dir = os.path.join(lab.dir, "k8s", name)
+        super(KubeApiserver, self).__init__(lab, name, host_vars, index)
         self.port = int(host_vars.get("roce_lab_k8s_port", 6443))
         self.etcd_port = int(host_vars.get("roce_lab_etcd_port", 23791))
         self.binary = host_vars.get("roce_lab_kube_apiserver") or default_binary()
@@ -109,8 +113,6 @@ class KubeApiserver(object):
     def url(self):
         return "https://127.0.0.1:%d" % self.port
 
-    def path(self, *parts):
-        return os.path.join(self.dir, *parts)
 
     # --- process control ----------------------------------------------------------------------------
 

@@ -45,6 +45,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 from labutil import quiet, run, ssh_banner, wait_for  # noqa: E402  pylint: disable=wrong-import-position
+from peer import Peer  # noqa: E402  pylint: disable=wrong-import-position
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GUEST_DIR = os.path.join(HERE, "guest")
@@ -196,18 +197,17 @@ def _mac(port):
     return "52:54:00:72:%02x:%02x" % (port >> 8 & 0xFF, port & 0xFF)
 
 
-class QemuVm(object):
-    """A VM of the lab (see the module docstring), with the interface of labctl Peer classes."""
+class QemuVm(Peer):
+    """A VM of the lab (see the module docstring)."""
 
     kind = "qemu_vm"
+    state_dir = "vms"
     needs_bridge = False
+    # The serial console: every boot prints its login banner there.
+    artifacts = {"console": "console.log"}
 
     def __init__(self, lab, name, host_vars, index):
-        self.lab = lab
-        self.name = name
-        self.vars = host_vars
-        self.index = index
-        self.dir = os.path.join(lab.dir, "vms", name)
+        super(QemuVm, self).__init__(lab, name, host_vars, index)
         self.address = host_vars.get("ansible_host", "127.0.0.1")
         if not self.address.startswith("127."):
             raise SystemExit("lab: VM %s must be reached on loopback (127.0.0.0/8), not %s" % (name, self.address))
@@ -222,8 +222,6 @@ class QemuVm(object):
 
     # --- state -------------------------------------------------------------------------------
 
-    def path(self, *parts):
-        return os.path.join(self.dir, *parts)
 
     def describe(self):
         nics = ", ".join("enp%ds0 %s %s" % (i + 1, n.get("model", "virtio"), n.get("address", "-"))

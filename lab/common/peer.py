@@ -1,0 +1,90 @@
+"""The one base class of the lab's peers.
+
+A peer is a host of the lab inventory with ``roce_lab_peer: <kind>``: it gets the host's variables
+and keeps its state in ``<lab dir>/<state_dir>/<host>/``. Each family's peer (``lab/<family>/peer_*.py``)
+implements the lifecycle (``start``, ``stop``, ``running``, ``reset``, ``describe``, ``exec_argv``)
+and what the door (``lab/door.py``) offers tests: ``state``, ``calls``, ``fault``, ``admin`` and the
+files it names in ``artifacts``. What a peer does not offer raises ``LabError``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+
+class LabError(Exception):
+    """A request the lab cannot serve (unknown host, a peer without that capability)."""
+
+
+def read_jsonl(path):
+    if not os.path.exists(path):
+        return []
+    with open(path) as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+class Peer(object):
+    kind = None
+    # The folder under the lab directory where peers of this kind keep their state.
+    state_dir = None
+    # Whether the peer sits on the lab bridge (network-namespace hosts do; loopback peers do not).
+    needs_bridge = True
+    # Files the peer writes that tests may read: name -> path under the peer's directory.
+    artifacts = {}
+
+    def __init__(self, lab, name, host_vars, index):
+        self.lab = lab
+        self.name = name
+        self.vars = host_vars
+        self.index = index
+        self.dir = os.path.join(lab.dir, self.state_dir or self.kind, name)
+
+    def path(self, *parts):
+        return os.path.join(self.dir, *parts)
+
+    # --- lifecycle ---------------------------------------------------------------------------------
+
+    def start(self, keep_state=False):
+        raise NotImplementedError
+
+    def reset(self):
+        """Back to the initial state, keeping the peer running."""
+        raise NotImplementedError
+
+    def stop(self):
+        raise NotImplementedError
+
+    def running(self):
+        raise NotImplementedError
+
+    def describe(self):
+        return ""
+
+    def exec_argv(self, command):
+        raise LabError("%s (%s) has no shell to run commands in" % (self.name, self.kind))
+
+    # --- what the door reads and arms ------------------------------------------------------------------
+
+    def state(self):
+        """The peer's state, read from outside the peer."""
+        raise LabError("%s (%s) exposes no state" % (self.name, self.kind))
+
+    def calls(self):
+        """What the peer's simulator recorded, one dict per call."""
+        return read_jsonl(self.path("calls.jsonl"))
+
+    def fault(self, **faults):
+        raise LabError("%s (%s) has no faults to arm" % (self.name, self.kind))
+
+    def admin(self, *args):
+        raise LabError("%s (%s) has no administration commands" % (self.name, self.kind))
+
+    def reset_calls(self):
+        raise LabError("%s (%s) cannot forget its calls" % (self.name, self.kind))
+
+    def artifact(self, name):
+        if name not in self.artifacts:
+            raise LabError("%s (%s) has no artifact '%s' (it has: %s)"
+                           % (self.name, self.kind, name, ", ".join(sorted(self.artifacts)) or "none"))
+        return self.path(self.artifacts[name])

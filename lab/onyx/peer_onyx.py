@@ -1,0 +1,86 @@
+"""Onyx family: an NVIDIA Onyx switch as a lab peer (``roce_lab_peer: onyx_switch``).
+
+The stateful CLI simulator ``onyxsim.py`` behind real SSH on a loopback port; its state file holds the
+running and saved configuration, the commands it received and the faults armed for the next session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+from labutil import live_pid, ssh_banner, stop_process, wait_for  # noqa: E402  pylint: disable=wrong-import-position
+from peer import Peer  # noqa: E402  pylint: disable=wrong-import-position
+
+ONYXSIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "onyxsim.py")
+
+
+class OnyxSwitch(Peer):
+    """An NVIDIA Onyx switch: the stateful CLI simulator lab/onyx/onyxsim.py behind real SSH on loopback."""
+
+    kind = "onyx_switch"
+    state_dir = "switches"
+
+    def __init__(self, lab, name, host_vars, index):
+        super(OnyxSwitch, self).__init__(lab, name, host_vars, index)
+        self.address = host_vars.get("ansible_host", "127.0.0.1")
+        if not self.address.startswith("127."):
+            raise SystemExit("lab: switch %s must listen on loopback (127.0.0.0/8), not %s" % (name, self.address))
+        self.port = int(host_vars["ansible_port"])
+        self.version = str(host_vars.get("roce_lab_onyx_version", "3.10.4006"))
+        self.ports = int(host_vars.get("roce_lab_onyx_ports", 32))
+        self.state_file = os.path.join(self.dir, "state.json")
+
+    def describe(self):
+        return "%s:%d, Onyx %s, %d ports" % (self.address, self.port, self.version, self.ports)
+
+    def pid(self):
+        return live_pid(os.path.join(self.dir, "pid"))
+
+    def running(self):
+        return self.pid() is not None and ssh_banner(self.address, self.port)
+
+    def stop(self):
+        stop_process(self.pid)
+
+    def reset(self):
+        self.stop()
+        self.start()
+
+    def start(self, keep_state=False):
+        os.makedirs(self.dir, exist_ok=True)
+        if not keep_state and os.path.exists(self.state_file):
+            os.unlink(self.state_file)
+        argv = [sys.executable, ONYXSIM, "--listen", self.address, "--port", str(self.port),
+                "--username", self.vars.get("ansible_user", "admin"), "--password", self.vars.get("ansible_password", "admin"),
+                "--state-file", self.state_file, "--hostname", self.name, "--version", self.version, "--ports", str(self.ports),
+                "--host-key", os.path.join(self.dir, "host_key")]
+        log = open(os.path.join(self.dir, "onyxsim.log"), "a")
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        with open(os.path.join(self.dir, "pid"), "w") as handle:
+            handle.write("%d\n" % proc.pid)
+        wait_for(lambda: proc.poll() is not None or ssh_banner(self.address, self.port), 20, "the switch simulator %s" % self.name)
+        if proc.poll() is not None:
+            raise SystemExit("lab: switch %s did not start, see %s" % (self.name, os.path.join(self.dir, "onyxsim.log")))
+
+    # --- what the door reads and arms -----------------------------------------------------------------
+
+    def state(self):
+        """Running and saved configuration, every command received, logins and armed faults."""
+        with open(self.state_file) as handle:
+            return json.load(handle)
+
+    def fault(self, **faults):
+        """``drop_after`` (drop the session after N commands), ``reject`` (refuse lines matching it), ``delay`` (s)."""
+        state = self.state()
+        state["faults"] = dict(dict(drop_after=None, reject=None, delay=0), **faults)
+        tmp = self.state_file + ".door"
+        with open(tmp, "w") as handle:
+            json.dump(state, handle)
+        os.replace(tmp, self.state_file)
+
+    def exec_argv(self, command):
+        raise SystemExit("lab: %s is a switch; use ssh -p %d admin@%s" % (self.name, self.port, self.address))
