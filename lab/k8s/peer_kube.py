@@ -113,7 +113,6 @@ class KubeApiserver(Peer):
     def url(self):
         return "https://127.0.0.1:%d" % self.port
 
-
     # --- process control ----------------------------------------------------------------------------
 
     def running(self):

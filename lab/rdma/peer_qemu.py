@@ -222,7 +222,6 @@ class QemuVm(Peer):
 
     # --- state -------------------------------------------------------------------------------
 
-
     def describe(self):
         nics = ", ".join("enp%ds0 %s %s" % (i + 1, n.get("model", "virtio"), n.get("address", "-"))
                          for i, n in enumerate(self.nics))

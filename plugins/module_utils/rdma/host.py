@@ -167,3 +167,51 @@ class RdmaHost(object):
         if not pid:
             raise NetnsError("pod %s/%s has no sandbox process" % (namespace, pod), kind="no_pod")
         return pid
+
+
+# Where sysfs is mounted; only unit tests point it elsewhere.
+SYSFS = "/sys"
+
+
+class SriovPort(object):
+    """One physical function's SR-IOV side: the VF counts in sysfs and the VFs as ``ip link`` shows them."""
+
+    def __init__(self, module, netdev):
+        self.module = module
+        self.netdev = netdev
+        self.runner = CommandRunner(module)
+        self.ip = module.get_bin_path("ip", required=True)
+
+    def count_path(self, name):
+        return os.path.join(SYSFS, "class", "net", self.netdev, "device", name)
+
+    def read_count(self, name):
+        path = self.count_path(name)
+        try:
+            with open(path) as handle:
+                return int(handle.read().strip())
+        except (OSError, ValueError) as exc:
+            if not os.path.exists(os.path.join(SYSFS, "class", "net", self.netdev)):
+                raise FabricError("%s is not a network interface of this host" % self.netdev, kind="no_device")
+            raise FabricError("%s has no SR-IOV capability (cannot read %s: %s)" % (self.netdev, path, exc), kind="no_sriov")
+
+    def write_count(self, count):
+        path = self.count_path("sriov_numvfs")
+        try:
+            with open(path, "w") as handle:
+                handle.write("%d\n" % count)
+        except OSError as exc:
+            raise FabricError("writing %d to %s failed: %s" % (count, path, exc), kind="refused")
+
+    def link_json(self):
+        argv = [self.ip, "-j", "-d", "link", "show", "dev", self.netdev]
+        rc, out, err = self.runner.run(argv)
+        if rc != 0:
+            raise FabricError("%s failed: %s" % (CommandRunner.render(argv), (err or out).strip()), kind="ip")
+        return out
+
+    def set_vf(self, argv):
+        rc, out, err = self.runner.run(argv, mutating=True)
+        if rc != 0:
+            raise FabricError("%s failed: %s" % (CommandRunner.render(argv), (err or out).strip()), kind="refused",
+                              command=CommandRunner.render(argv))
