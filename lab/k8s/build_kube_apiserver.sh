@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build kube-apiserver for the lab from Debian's `kubernetes` source package, offline from Go's point of view.
 #
-#   tests/lab/build_kube_apiserver.sh DEST
+#   lab/k8s/build_kube_apiserver.sh DEST
 #
 # DEST must not exist; on success it holds `kube-apiserver` and `VERSION`. The build runs in a temporary
 # directory next to DEST, which is renamed into place only when everything succeeded, so an interrupted

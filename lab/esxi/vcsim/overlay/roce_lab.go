@@ -1,5 +1,5 @@
 // roce.fabric lab additions to the vSphere simulator, compiled into its package with
-// `go build -overlay` (see tests/lab/peer_vcsim.py): ESXi kernel boot settings as host advanced
+// `go build -overlay` (see lab/esxi/peer_vcsim.py): ESXi kernel boot settings as host advanced
 // options with a Configured (next boot) and a Runtime value, host reboots that refuse outside
 // maintenance mode and apply pending boot settings, PCI passthrough devices with NUMA placement.
 
