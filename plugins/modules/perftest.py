@@ -243,56 +243,22 @@ skipped:
 
 import json
 import os
-import re
-import signal
 import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.roce.fabric.plugins.module_utils.validate import perftest as _perftest
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner
+from ansible_collections.roce.fabric.plugins.module_utils.validate.perftest import TOOLS, judge, tool_argv
+from ansible_collections.roce.fabric.plugins.module_utils.validate.process import (
+    alive,
+    read_text,
+    stop_group,
+    stray_processes,
+    tcp_listening,
+)
 
-TOOLS = ("rping", "ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_read_lat", "ib_send_lat")
-BW_TOOLS = ("ib_write_bw", "ib_read_bw", "ib_send_bw")
 # rping and perftest print this (perftest) or nothing (rping) once they listen.
 LISTEN_BANNER = "Waiting for client to connect"
-
-
-def tool_argv(params, executable, side):
-    tool = params["tool"]
-    if tool == "rping":
-        argv = [executable, "-s" if side == "server" else "-c", "-v", "-p", str(params["port"])]
-        if params["iterations"]:
-            argv += ["-C", str(params["iterations"])]
-        if params["size"]:
-            argv += ["-S", str(params["size"])]
-        if params["server"]:
-            argv += ["-a", params["server"]]
-        return argv + list(params["extra_args"])
-    argv = [executable]
-    if params["device"]:
-        argv += ["-d", params["device"]]
-    argv += ["-i", str(params["ib_port"]), "-p", str(params["port"])]
-    if params["rdma_cm"]:
-        argv.append("-R")
-    elif params["gid_index"] is not None:
-        argv += ["-x", str(params["gid_index"])]
-    if tool in BW_TOOLS:
-        argv.append("--report_gbits")
-        if params["qps"]:
-            argv += ["-q", str(params["qps"])]
-        if params["duration"]:
-            argv += ["-D", str(params["duration"])]
-    if params["all_sizes"]:
-        argv.append("-a")
-    elif params["size"]:
-        argv += ["-s", str(params["size"])]
-    if params["iterations"] and not (tool in BW_TOOLS and params["duration"]):
-        argv += ["-n", str(params["iterations"])]
-    argv += list(params["extra_args"])
-    if side == "client":
-        argv.append(params["server"])
-    return argv
 
 
 def wrap(module, params, argv, limit):
@@ -306,140 +272,6 @@ def wrap(module, params, argv, limit):
         else:
             module.warn("numactl not found: the test runs without NUMA binding")
     return prefix + argv
-
-
-def stray_processes(port_first, port_last, exclude=()):
-    """Processes of the known tools holding a port in the range (from /proc/<pid>/cmdline)."""
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) in exclude:
-            continue
-        try:
-            with open("/proc/%s/cmdline" % name, "rb") as handle:
-                argv = [a.decode("utf-8", "replace") for a in handle.read().split(b"\0") if a]
-        except (IOError, OSError):
-            continue
-        # The tool itself, or a script run by an interpreter (argv[1]); wrappers such as timeout
-        # are not counted, the tool under them is.
-        names = [os.path.basename(a) for a in argv[:2]]
-        if names and names[0] in TOOLS:
-            pass
-        elif len(names) == 2 and names[1] in TOOLS and re.match(r"^(python[0-9.]*|perl|sh|bash)$", names[0]):
-            argv = argv[1:]
-        else:
-            continue
-        port = None
-        tool = os.path.basename(argv[0])
-        for index, arg in enumerate(argv):
-            if arg in ("-p", "--port") and index + 1 < len(argv):
-                port = argv[index + 1]
-            elif arg.startswith("--port="):
-                port = arg.split("=", 1)[1]
-        if port is None:
-            port = "7174" if tool == "rping" else "18515"
-        if port.isdigit() and port_first <= int(port) <= port_last:
-            found.append(dict(pid=int(name), cmdline=" ".join(argv), port=int(port)))
-    return found
-
-
-def tcp_listening(port):
-    """True when a TCP socket listens on the port (perftest's socket exchange uses TCP)."""
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            with open(table) as handle:
-                lines = handle.read().splitlines()[1:]
-        except (IOError, OSError):
-            continue
-        for line in lines:
-            fields = line.split()
-            if len(fields) > 3 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
-                return True
-    return False
-
-
-def alive(pid):
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        return False
-    try:
-        with open("/proc/%d/stat" % pid) as handle:
-            return handle.read().split(")")[-1].split()[0] != "Z"
-    except (IOError, OSError):
-        return False
-
-
-def session_members(sid):
-    """Pids whose session id is sid (timeout puts the tool in a process group of its own, not the session's)."""
-    members = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % name) as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-        except (IOError, OSError, IndexError):
-            continue
-        # After the command: state, ppid, pgrp, session.
-        if len(fields) > 3 and fields[3] == str(sid) and fields[0] != "Z":
-            members.append(int(name))
-    return members
-
-
-def stop_group(pid):
-    """Stop pid and everything in its session: SIGTERM, then SIGKILL after 3 s."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        targets = set(session_members(pid)) | set([pid])
-        for target in targets:
-            try:
-                os.kill(target, sig)
-            except OSError:
-                pass
-        deadline = time.time() + 3
-        while time.time() < deadline and any(alive(t) for t in targets):
-            time.sleep(0.1)
-        if not any(alive(t) for t in targets):
-            return
-
-
-def read_text(path):
-    try:
-        with open(path) as handle:
-            return handle.read()
-    except (IOError, OSError):
-        return ""
-
-
-def judge(params, output, rc):
-    """Parse output and judge it: returns (passed, cause, msg, result, summary)."""
-    if params["tool"] == "rping":
-        parsed = _perftest.parse_rping(output, rc=rc, expected=params["iterations"])
-        if rc == 124 or rc == 137:
-            return False, "timeout", "rping did not finish within %ds" % params["timeout"], parsed, None
-        if not parsed["ok"]:
-            detail = parsed["errors"][0] if parsed["errors"] else "rc %d, %d pings" % (rc, parsed["pings"])
-            return False, parsed["cause"], "rping failed: %s" % detail, parsed, None
-        return True, None, "rping: %d pings verified" % parsed["pings"], parsed, None
-    try:
-        parsed = _perftest.parse_perftest(output)
-    except _perftest.PerftestParseError as exc:
-        text = str(exc)
-        if rc in (124, 137):
-            return False, "timeout", "%s did not finish within %ds (%s)" % (params["tool"], params["timeout"], text), None, None
-        cause = text.split(":", 1)[0] if ":" in text and text.split(":", 1)[0] in (
-            "port_in_use", "unreachable", "no_device", "completion_error", "tool_error") else "parse_error"
-        return False, cause, "%s: %s" % (params["tool"], text), None, None
-    summary = _perftest.summarize(parsed)
-    if rc != 0:
-        return False, "tool_error", "%s exited with rc %d after printing results" % (params["tool"], rc), parsed, summary
-    if parsed["kind"] == "bw" and params["min_bw_gbps"] is not None and summary["value"] < params["min_bw_gbps"]:
-        return (False, "below_threshold", "%.3f Gb/s at %d bytes is below the threshold %.3f Gb/s"
-                % (summary["value"], summary["bytes"], params["min_bw_gbps"]), parsed, summary)
-    if parsed["kind"] == "lat" and params["max_lat_usec"] is not None and summary["value"] > params["max_lat_usec"]:
-        return (False, "above_threshold", "%.2f usec at %d bytes is above the threshold %.2f usec"
-                % (summary["value"], summary["bytes"], params["max_lat_usec"]), parsed, summary)
-    return True, None, "%s: %s %s at %d bytes" % (params["tool"], summary["value"], summary["unit"], summary["bytes"]), \
-        parsed, summary
 
 
 def finish(module, result):

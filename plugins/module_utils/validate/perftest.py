@@ -254,3 +254,78 @@ def parse_link_rate(text):
     """Parse a link rate as sysfs prints it (``100 Gb/sec (4X EDR)``, ``2.5 Gb/sec (1X SDR)``) into Gb/s."""
     match = re.match(r"^\s*(\d+(?:\.\d+)?)\s*Gb/sec", text or "")
     return float(match.group(1)) if match else None
+
+
+# --- the tools' command lines and the verdict of a finished side -------------------------------------------
+
+TOOLS = ("rping", "ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_read_lat", "ib_send_lat")
+BW_TOOLS = ("ib_write_bw", "ib_read_bw", "ib_send_bw")
+
+
+def tool_argv(params, executable, side):
+    tool = params["tool"]
+    if tool == "rping":
+        argv = [executable, "-s" if side == "server" else "-c", "-v", "-p", str(params["port"])]
+        if params["iterations"]:
+            argv += ["-C", str(params["iterations"])]
+        if params["size"]:
+            argv += ["-S", str(params["size"])]
+        if params["server"]:
+            argv += ["-a", params["server"]]
+        return argv + list(params["extra_args"])
+    argv = [executable]
+    if params["device"]:
+        argv += ["-d", params["device"]]
+    argv += ["-i", str(params["ib_port"]), "-p", str(params["port"])]
+    if params["rdma_cm"]:
+        argv.append("-R")
+    elif params["gid_index"] is not None:
+        argv += ["-x", str(params["gid_index"])]
+    if tool in BW_TOOLS:
+        argv.append("--report_gbits")
+        if params["qps"]:
+            argv += ["-q", str(params["qps"])]
+        if params["duration"]:
+            argv += ["-D", str(params["duration"])]
+    if params["all_sizes"]:
+        argv.append("-a")
+    elif params["size"]:
+        argv += ["-s", str(params["size"])]
+    if params["iterations"] and not (tool in BW_TOOLS and params["duration"]):
+        argv += ["-n", str(params["iterations"])]
+    argv += list(params["extra_args"])
+    if side == "client":
+        argv.append(params["server"])
+    return argv
+
+
+def judge(params, output, rc):
+    """Parse output and judge it: returns (passed, cause, msg, result, summary)."""
+    if params["tool"] == "rping":
+        parsed = parse_rping(output, rc=rc, expected=params["iterations"])
+        if rc == 124 or rc == 137:
+            return False, "timeout", "rping did not finish within %ds" % params["timeout"], parsed, None
+        if not parsed["ok"]:
+            detail = parsed["errors"][0] if parsed["errors"] else "rc %d, %d pings" % (rc, parsed["pings"])
+            return False, parsed["cause"], "rping failed: %s" % detail, parsed, None
+        return True, None, "rping: %d pings verified" % parsed["pings"], parsed, None
+    try:
+        parsed = parse_perftest(output)
+    except PerftestParseError as exc:
+        text = str(exc)
+        if rc in (124, 137):
+            return False, "timeout", "%s did not finish within %ds (%s)" % (params["tool"], params["timeout"], text), None, None
+        cause = text.split(":", 1)[0] if ":" in text and text.split(":", 1)[0] in (
+            "port_in_use", "unreachable", "no_device", "completion_error", "tool_error") else "parse_error"
+        return False, cause, "%s: %s" % (params["tool"], text), None, None
+    summary = summarize(parsed)
+    if rc != 0:
+        return False, "tool_error", "%s exited with rc %d after printing results" % (params["tool"], rc), parsed, summary
+    if parsed["kind"] == "bw" and params["min_bw_gbps"] is not None and summary["value"] < params["min_bw_gbps"]:
+        return (False, "below_threshold", "%.3f Gb/s at %d bytes is below the threshold %.3f Gb/s"
+                % (summary["value"], summary["bytes"], params["min_bw_gbps"]), parsed, summary)
+    if parsed["kind"] == "lat" and params["max_lat_usec"] is not None and summary["value"] > params["max_lat_usec"]:
+        return (False, "above_threshold", "%.2f usec at %d bytes is above the threshold %.2f usec"
+                % (summary["value"], summary["bytes"], params["max_lat_usec"]), parsed, summary)
+    return True, None, "%s: %s %s at %d bytes" % (params["tool"], summary["value"], summary["unit"], summary["bytes"]), \
+        parsed, summary

@@ -13,6 +13,8 @@ import time
 
 import pytest
 
+from ansible_collections.roce.fabric.plugins.module_utils.validate import perftest as pt
+from ansible_collections.roce.fabric.plugins.module_utils.validate import process
 from ansible_collections.roce.fabric.plugins.modules import perftest
 from ansible_collections.roce.fabric.tests.unit.plugins.modules.utils import run_module
 
@@ -133,8 +135,8 @@ def test_hung_server_is_stopped_at_collect(tool, tmp_path, monkeypatch):
     collected = run_module(perftest.main, args(tool, tmp_path, mode="collect", port=28621, timeout=2))
     assert collected["passed"] is False and collected["cause"] == "timeout"
     assert collected["stopped"][0]["pid"] == pid
-    assert perftest.alive(pid) is False
-    assert perftest.session_members(pid) == []
+    assert process.alive(pid) is False
+    assert process.session_members(pid) == []
 
 
 def test_truncated_output_is_a_parse_error(tool, tmp_path, monkeypatch):
@@ -182,8 +184,8 @@ def test_client_needs_server(tool, tmp_path):
 
 def test_rping_argv_and_latency_argv():
     params = dict(tool="rping", port=7174, iterations=10, size=None, server="10.0.0.1", extra_args=[])
-    assert perftest.tool_argv(params, "rping", "client") == ["rping", "-c", "-v", "-p", "7174", "-C", "10", "-a", "10.0.0.1"]
+    assert pt.tool_argv(params, "rping", "client") == ["rping", "-c", "-v", "-p", "7174", "-C", "10", "-a", "10.0.0.1"]
     params = dict(tool="ib_send_lat", port=18600, device="rxe0", ib_port=1, rdma_cm=False, gid_index=1, qps=None,
                   duration=None, all_sizes=False, size=2, iterations=1000, extra_args=["-F"], server="10.0.0.1")
-    assert perftest.tool_argv(params, "ib_send_lat", "client") == [
+    assert pt.tool_argv(params, "ib_send_lat", "client") == [
         "ib_send_lat", "-d", "rxe0", "-i", "1", "-p", "18600", "-x", "1", "-s", "2", "-n", "1000", "-F", "10.0.0.1"]

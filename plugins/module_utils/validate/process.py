@@ -1,0 +1,123 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Validation: the processes of a test tool on this host, read from and stopped through ``/proc``.
+
+PRIVATE to the roce.fabric collection: may change without notice.
+
+A server side runs detached in a session of its own (``setsid``), so it and everything it started
+can be found (``session_members``) and stopped together (``stop_group``); stray servers of an earlier
+run are found by the port in their command line (``stray_processes``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import time
+
+from ansible_collections.roce.fabric.plugins.module_utils.validate.perftest import TOOLS
+
+
+def stray_processes(port_first, port_last, exclude=()):
+    """Processes of the known tools holding a port in the range (from /proc/<pid>/cmdline)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) in exclude:
+            continue
+        try:
+            with open("/proc/%s/cmdline" % name, "rb") as handle:
+                argv = [a.decode("utf-8", "replace") for a in handle.read().split(b"\0") if a]
+        except (IOError, OSError):
+            continue
+        # The tool itself, or a script run by an interpreter (argv[1]); wrappers such as timeout
+        # are not counted, the tool under them is.
+        names = [os.path.basename(a) for a in argv[:2]]
+        if names and names[0] in TOOLS:
+            pass
+        elif len(names) == 2 and names[1] in TOOLS and re.match(r"^(python[0-9.]*|perl|sh|bash)$", names[0]):
+            argv = argv[1:]
+        else:
+            continue
+        port = None
+        tool = os.path.basename(argv[0])
+        for index, arg in enumerate(argv):
+            if arg in ("-p", "--port") and index + 1 < len(argv):
+                port = argv[index + 1]
+            elif arg.startswith("--port="):
+                port = arg.split("=", 1)[1]
+        if port is None:
+            port = "7174" if tool == "rping" else "18515"
+        if port.isdigit() and port_first <= int(port) <= port_last:
+            found.append(dict(pid=int(name), cmdline=" ".join(argv), port=int(port)))
+    return found
+
+
+def tcp_listening(port):
+    """True when a TCP socket listens on the port (perftest's socket exchange uses TCP)."""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as handle:
+                lines = handle.read().splitlines()[1:]
+        except (IOError, OSError):
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) > 3 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                return True
+    return False
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    try:
+        with open("/proc/%d/stat" % pid) as handle:
+            return handle.read().split(")")[-1].split()[0] != "Z"
+    except (IOError, OSError):
+        return False
+
+
+def session_members(sid):
+    """Pids whose session id is sid (timeout puts the tool in a process group of its own, not the session's)."""
+    members = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name) as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except (IOError, OSError, IndexError):
+            continue
+        # After the command: state, ppid, pgrp, session.
+        if len(fields) > 3 and fields[3] == str(sid) and fields[0] != "Z":
+            members.append(int(name))
+    return members
+
+
+def stop_group(pid):
+    """Stop pid and everything in its session: SIGTERM, then SIGKILL after 3 s."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        targets = set(session_members(pid)) | set([pid])
+        for target in targets:
+            try:
+                os.kill(target, sig)
+            except OSError:
+                pass
+        deadline = time.time() + 3
+        while time.time() < deadline and any(alive(t) for t in targets):
+            time.sleep(0.1)
+        if not any(alive(t) for t in targets):
+            return
+
+
+def read_text(path):
+    try:
+        with open(path) as handle:
+            return handle.read()
+    except (IOError, OSError):
+        return ""
