@@ -154,126 +154,85 @@ import platform
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner
-from ansible_collections.roce.fabric.plugins.module_utils.esxi.parsers import normalize_kernel_value, parse_kernel_settings
-from ansible_collections.roce.fabric.plugins.module_utils.esxi.vsphere import (
-    Vsphere, VsphereError, api_value, display, typed_option_value, vsphere_argument_spec, vim, vmodl)
-
-PREFIX = "VMkernel.Boot."
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError, ModuleRun
+from ansible_collections.roce.fabric.plugins.module_utils.esxi import kernel
+from ansible_collections.roce.fabric.plugins.module_utils.esxi.parsers import parse_kernel_settings
+from ansible_collections.roce.fabric.plugins.module_utils.esxi.vsphere import Vsphere, vim, vmodl, vsphere_argument_spec
 
 
-def short_name(name):
-    return name[len(PREFIX):] if name.startswith(PREFIX) else name
-
-
-def run_vsphere(module, wanted):
+def converge_vsphere(run, module, wanted):
+    """Every host of the cluster (or the one named) is read and planned before any is changed."""
+    params = module.params
     conn = Vsphere(module)
     try:
-        return _run_vsphere(module, conn, wanted)
+        hosts = conn.hosts(params["esxi_hostname"], params["cluster_name"],
+                           props=["configManager.advancedOption", "summary.rebootRequired"])
+        plans = []
+        for host, props in hosts:
+            name = props["name"]
+            state = props["runtime.connectionState"]
+            if state != "connected":
+                raise FabricError("ESXi host %s is not connected (connection state: %s)" % (name, state), host=name,
+                                  connection_state=state)
+            manager = props["configManager.advancedOption"]
+            try:
+                options = dict((o.key, o.value) for o in manager.QueryOptions(name=kernel.PREFIX))
+            except vim.fault.InvalidName:
+                options = {}
+            except vmodl.MethodFault as exc:
+                raise FabricError("reading the kernel settings of %s failed: %s" % (name, exc.msg))
+            entry, updates = kernel.plan_vsphere(name, options, wanted, props.get("summary.rebootRequired"))
+            plans.append((name, manager, entry, updates))
+        run.update(reboot_required=False, hosts={})
+        for name, manager, entry, updates in plans:
+            if updates:
+                values = [vim.option.OptionValue(key=key, value=value) for key, value in updates]
+                run.mutate("UpdateOptions %s: %s" % (name, ", ".join("%s=%s" % (key, entry["settings"][kernel.short_name(key)]["after"])
+                                                                     for key, _v in updates)),
+                           lambda manager=manager, values=values, name=name: _update(manager, values, name))
+            _record(run, name, entry)
     finally:
         conn.close()
 
 
-def _run_vsphere(module, conn, wanted):
-    params = module.params
-    hosts = conn.hosts(params["esxi_hostname"], params["cluster_name"],
-                       props=["configManager.advancedOption", "summary.rebootRequired"])
-    plans = []
-    # Read and validate everything first: an error on any host changes nothing anywhere.
-    for host, props in hosts:
-        name = props["name"]
-        state = props["runtime.connectionState"]
-        if state != "connected":
-            module.fail_json(msg="ESXi host %s is not connected (connection state: %s)" % (name, state), host=name,
-                             connection_state=state)
-        manager = props["configManager.advancedOption"]
-        try:
-            current = dict((o.key, o.value) for o in manager.QueryOptions(name=PREFIX))
-        except vim.fault.InvalidName:
-            current = {}
-        except vmodl.MethodFault as exc:
-            module.fail_json(msg="reading the kernel settings of %s failed: %s" % (name, exc.msg))
-        entry = dict(changed=False, reboot_required=bool(props.get("summary.rebootRequired")), settings={})
-        updates = []
-        for setting, value in wanted.items():
-            key = PREFIX + setting
-            if key not in current:
-                module.fail_json(msg="ESXi host %s has no kernel setting '%s' (known: %s)" % (
-                    name, setting, ", ".join(sorted(short_name(k) for k in current)) or "none"), host=name)
-            try:
-                typed, text = typed_option_value(current[key], value)
-            except ValueError as exc:
-                module.fail_json(msg="kernel setting '%s' on %s: %s" % (setting, name, exc), host=name)
-            before = display(current[key])
-            entry["settings"][setting] = dict(type=type(current[key]).__name__.replace("long", "int"), before=before,
-                                              after=text, runtime=None)
-            if before != text:
-                updates.append(vim.option.OptionValue(key=key, value=api_value(current[key], typed)))
-        plans.append((name, manager, entry, updates))
-
-    result = dict(changed=False, reboot_required=False, hosts={}, commands=[])
-    diff = dict(before={}, after={})
-    for name, manager, entry, updates in plans:
-        if updates:
-            entry["changed"] = True
-            entry["reboot_required"] = True
-            if not module.check_mode:
-                try:
-                    manager.UpdateOptions(changedValue=updates)
-                except vmodl.MethodFault as exc:
-                    module.fail_json(msg="setting kernel settings on %s failed: %s" % (name, exc.msg), host=name, **result)
-        result["hosts"][name] = entry
-        result["changed"] = result["changed"] or entry["changed"]
-        result["reboot_required"] = result["reboot_required"] or entry["reboot_required"]
-        diff["before"][name] = dict((k, v["before"]) for k, v in entry["settings"].items())
-        diff["after"][name] = dict((k, v["after"]) for k, v in entry["settings"].items())
-    if module._diff:
-        result["diff"] = diff
-    return result
+def _update(manager, values, name):
+    try:
+        manager.UpdateOptions(changedValue=values)
+    except vmodl.MethodFault as exc:
+        raise FabricError("setting kernel settings on %s failed: %s" % (name, exc.msg), host=name)
 
 
-def run_ssh(module, wanted):
+def _record(run, name, entry):
+    run.result["hosts"][name] = entry
+    run.update(reboot_required=run.result["reboot_required"] or entry["reboot_required"])
+    before, after = kernel.diff_of(entry)
+    run.before[name], run.after[name] = before, after
+
+
+def converge_ssh(run, module, wanted):
+    """This ESXi host, through esxcli in its shell."""
     runner = CommandRunner(module)
     esxcli = module.params["esxcli_path"]
     rc, out, err = runner.run([esxcli, "system", "settings", "kernel", "list"])
     if rc != 0:
-        module.fail_json(msg="esxcli system settings kernel list failed: %s" % (out + err).strip(), rc=rc, stdout=out, stderr=err)
+        raise FabricError("esxcli system settings kernel list failed: %s" % (out + err).strip(), rc=rc, stdout=out, stderr=err)
     try:
         current = parse_kernel_settings(out)
     except ValueError as exc:
-        module.fail_json(msg="cannot read esxcli output: %s" % exc, stdout=out)
-    entry = dict(changed=False, reboot_required=False, settings={})
-    commands = []
-    for setting, value in wanted.items():
-        if setting not in current:
-            module.fail_json(msg="this ESXi host has no kernel setting '%s' (known: %s)" % (setting, ", ".join(sorted(current))))
-        info = current[setting]
-        try:
-            text = normalize_kernel_value(info["type"], value)
-        except ValueError as exc:
-            module.fail_json(msg="kernel setting '%s': %s" % (setting, exc))
-        entry["settings"][setting] = dict(type=info["type"], before=info["configured"], after=text, runtime=info["runtime"])
-        if info["configured"] != text:
-            commands.append([esxcli, "system", "settings", "kernel", "set", "-s", setting, "-v", text])
-        if info["runtime"] != text:
-            entry["reboot_required"] = True
-    if commands:
-        entry["changed"] = True
-        if module.check_mode:
-            runner.mutating.extend(CommandRunner.render(c) for c in commands)
-        else:
-            for argv in commands:
-                rc, out, err = runner.run(argv, mutating=True)
-                if rc != 0:
-                    module.fail_json(msg="%s failed: %s" % (CommandRunner.render(argv), (out + err).strip()), rc=rc,
-                                     stdout=out, stderr=err, commands=runner.mutating)
-    name = platform.node()
-    result = dict(changed=entry["changed"], reboot_required=entry["reboot_required"], hosts={name: entry},
-                  commands=runner.mutating)
-    if module._diff:
-        result["diff"] = dict(before={name: dict((k, v["before"]) for k, v in entry["settings"].items())},
-                              after={name: dict((k, v["after"]) for k, v in entry["settings"].items())})
-    return result
+        raise FabricError("cannot read esxcli output: %s" % exc, stdout=out)
+    entry, sets = kernel.plan_esxcli(current, wanted)
+    run.update(reboot_required=False, hosts={})
+    for setting, text in sets:
+        argv = [esxcli, "system", "settings", "kernel", "set", "-s", setting, "-v", text]
+        run.mutate(CommandRunner.render(argv), lambda argv=argv: _esxcli_set(runner, argv, run))
+    _record(run, platform.node(), entry)
+
+
+def _esxcli_set(runner, argv, run):
+    rc, out, err = runner.run(argv, mutating=True)
+    if rc != 0:
+        raise FabricError("%s failed: %s" % (CommandRunner.render(argv), (out + err).strip()), rc=rc, stdout=out, stderr=err,
+                          commands=run.result["commands"] + [CommandRunner.render(argv)])
 
 
 def main():
@@ -287,21 +246,15 @@ def main():
     )
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
                            mutually_exclusive=[["esxi_hostname", "cluster_name"]])
-    wanted = {}
-    for name, value in module.params["settings"].items():
-        if value is None or isinstance(value, (dict, list)):
-            module.fail_json(msg="kernel setting '%s' needs a scalar value (true/false, a number or text)" % name)
-        wanted[short_name(str(name))] = value
-    if not wanted:
-        module.fail_json(msg="settings is empty: name at least one kernel setting")
-    if module.params["transport"] == "ssh":
-        result = run_ssh(module, wanted)
-    else:
-        try:
-            result = run_vsphere(module, wanted)
-        except VsphereError as exc:
-            module.fail_json(msg=str(exc))
-    module.exit_json(**result)
+
+    def body(run):
+        wanted = kernel.wanted_settings(module.params["settings"])
+        if module.params["transport"] == "ssh":
+            converge_ssh(run, module, wanted)
+        else:
+            converge_vsphere(run, module, wanted)
+
+    ModuleRun(module).execute(body)
 
 
 if __name__ == "__main__":

@@ -159,215 +159,61 @@ numa_nodes:
   returned: always
   type: dict
   sample: {"0000:17:00.0": 0, "0000:3b:00.0": 0}
+commands:
+  description: The vSphere calls made (in check mode, that a real run makes), in order.
+  returned: always
+  type: list
+  elements: str
+  sample: ["ReconfigVM_Task extraConfig numa.nodeAffinity, pciPassthru.allowP2P", "PowerOffVM_Task", "PowerOnVM_Task"]
 diff:
-  description: The managed keys before and after.
+  description: The keys that change, before and after (V(null) when absent).
   returned: when diff mode is on
   type: dict
 """
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.roce.fabric.plugins.module_utils.common.pci import normalize_pci_address
-from ansible_collections.roce.fabric.plugins.module_utils.esxi.vsphere import Vsphere, VsphereError, vim, vmodl, vsphere_argument_spec
-
-NVIDIA_VENDOR = 0x10DE
-NAMED_KEYS = (
-    ("allow_p2p", "pciPassthru.allowP2P"),
-    ("relax_acs_for_p2p", "pciPassthru.RelaxACSforP2P"),
-    ("use_64bit_mmio", "pciPassthru.use64bitMMIO"),
-    ("mmio_size_gb", "pciPassthru.64bitMMIOSizeGB"),
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import ModuleRun
+from ansible_collections.roce.fabric.plugins.module_utils.esxi import vmx
+from ansible_collections.roce.fabric.plugins.module_utils.esxi.vsphere import (
+    Vsphere,
+    VsphereError,
+    find_vm,
+    host_numa_nodes,
+    passthrough_devices,
+    vim,
+    vmodl,
+    vsphere_argument_spec,
 )
-VM_PROPS = ["config.extraConfig", "config.hardware.device", "runtime.powerState", "runtime.host", "parent"]
 
 
-def text(value):
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def passthrough_devices(devices):
-    """[(id, vendor_id)] of the VM's PCI passthrough devices, in order (pciPassthru0, 1, ...)."""
-    found = []
-    for device in devices or []:
-        if isinstance(device, vim.vm.device.VirtualPCIPassthrough):
-            backing = device.backing
-            address = getattr(backing, "id", None)
-            if address:
-                try:
-                    address = normalize_pci_address(address)
-                except ValueError:
-                    pass
-                found.append((address, getattr(backing, "vendorId", None)))
-    return found
-
-
-def folder_paths(conn):
-    folders = dict((f, p) for f, p in conn.collect(vim.Folder, ["name", "parent"]))
-    datacenters = dict((d, p) for d, p in conn.collect(vim.Datacenter, ["name", "parent"]))
-
-    root = conn.content.rootFolder
-
-    def path(obj):
-        # Inventory paths start below the root folder ("Datacenters"): /DC0/vm/gpu.
-        parts = []
-        while obj is not None and obj != root:
-            props = folders.get(obj) or datacenters.get(obj)
-            if props is None:
-                break
-            parts.append(props["name"])
-            obj = props.get("parent")
-        return "/" + "/".join(reversed(parts))
-    return path
-
-
-def find_vm(module, conn):
+def converge(run, module, conn):
+    """Find the VM, check the wanted keys against its devices and host, compare once, reconfigure what differs."""
     params = module.params
-    vms = conn.vms(VM_PROPS)
-    if params["uuid"]:
-        wanted = params["uuid"].lower()
-        matches = [(vm, p) for vm, p in vms if wanted in ((p.get("config.uuid") or "").lower(), (p.get("config.instanceUuid") or "").lower())]
-        what = "with UUID %s" % params["uuid"]
-    else:
-        matches = [(vm, p) for vm, p in vms if p.get("name") == params["name"]]
-        what = "named '%s'" % params["name"]
-        if params["folder"] and matches:
-            path = folder_paths(conn)
-            want = params["folder"].strip("/")
-            matches = [(vm, p) for vm, p in matches
-                       if path(p.get("parent")).strip("/") == want or path(p.get("parent")).rsplit("/", 1)[-1] == want]
-            what += " in folder '%s'" % params["folder"]
-    if not matches:
-        module.fail_json(msg="no VM %s in %s" % (what, conn.where))
-    if len(matches) > 1:
-        module.fail_json(msg="%d VMs %s; give folder or uuid to choose one" % (len(matches), what))
-    return matches[0]
-
-
-def host_numa_nodes(conn, host):
-    nodes = {}
-    name = None
-    for obj, props in conn.collect(vim.HostSystem, ["name", "hardware.numaInfo"]):
-        if obj != host:
-            continue
-        name = props.get("name")
-        info = props.get("hardware.numaInfo")
-        for node in (info.numaNode if info else None) or []:
-            for pci_id in node.pciId or []:
-                try:
-                    nodes[normalize_pci_address(pci_id)] = int(node.typeId)
-                except ValueError:
-                    continue
-    return name, nodes
-
-
-def wanted_keys(module, attached, numa):
-    """{key: text or None (remove)} from the options; fails on bad input before anything is changed."""
-    params = module.params
-    want = {}
-    for option, key in NAMED_KEYS:
-        if params[option] is not None:
-            want[key] = text(params[option])
-    if params["mmio_size_gb"] is not None and (params["mmio_size_gb"] <= 0 or params["mmio_size_gb"] & (params["mmio_size_gb"] - 1)):
-        module.fail_json(msg="mmio_size_gb must be a power of two (e.g. 64, 128, 512), not %d" % params["mmio_size_gb"])
-    attached_ids = [a for a, _v in attached]
-    for device in params["devices"] or []:
-        index = device["index"]
-        if index < 0 or index >= max(len(attached), 1) and attached:
-            module.fail_json(msg="devices: index %d, but the VM has %d passthrough device(s) (pciPassthru0..%d)" % (
-                index, len(attached), len(attached) - 1))
-        key = "pciPassthru%d.cfg.gpu-pci-id" % index
-        if device["gpu_pci_id"] == "":
-            want[key] = None
-            continue
-        try:
-            address = normalize_pci_address(device["gpu_pci_id"])
-        except ValueError as exc:
-            module.fail_json(msg="devices[index=%d].gpu_pci_id: %s" % (index, exc))
-        if address not in attached_ids:
-            module.fail_json(msg="devices[index=%d].gpu_pci_id %s is not a passthrough device of this VM (attached: %s)" % (
-                index, address, ", ".join(attached_ids) or "none"))
-        want[key] = address
-    affinity = params["numa_node_affinity"]
-    if affinity is not None:
-        if affinity == "":
-            want["numa.nodeAffinity"] = None
-        elif affinity == "auto":
-            # The GPUs' node; a VM with passthrough NICs only follows its NICs.
-            gpus = [a for a, vendor in attached if vendor is not None and (vendor & 0xFFFF) == NVIDIA_VENDOR]
-            devices = gpus or attached_ids
-            if not devices:
-                module.fail_json(msg="numa_node_affinity=auto: the VM has no PCI passthrough device to take the NUMA node from")
-            nodes = sorted(set(numa[a] for a in devices if a in numa))
-            if not nodes:
-                module.fail_json(msg="numa_node_affinity=auto: the host does not report the NUMA node of %s" % ", ".join(devices))
-            want["numa.nodeAffinity"] = ",".join(str(n) for n in nodes)
-        else:
-            parts = [p.strip() for p in affinity.split(",")]
-            if not all(p.isdigit() for p in parts):
-                module.fail_json(msg="numa_node_affinity must be 'auto', '' or node numbers like '0' or '0,1', not '%s'" % affinity)
-            want["numa.nodeAffinity"] = ",".join(str(n) for n in sorted(set(int(p) for p in parts)))
-    for key, value in (params["extra_config"] or {}).items():
-        if value is None or isinstance(value, (dict, list)):
-            module.fail_json(msg="extra_config: '%s' needs a scalar value ('' removes the key)" % key)
-        want[str(key)] = None if text(value) == "" else text(value)
-    for key in params["remove_keys"] or []:
-        if key in want and want[key] is not None:
-            module.fail_json(msg="key '%s' is both set and in remove_keys" % key)
-        want[key] = None
-    return want
-
-
-def numa_warnings(attached, numa):
-    gpus = dict((a, numa.get(a)) for a, vendor in attached if vendor is not None and (vendor & 0xFFFF) == NVIDIA_VENDOR)
-    nics = dict((a, numa.get(a)) for a, vendor in attached if not (vendor is not None and (vendor & 0xFFFF) == NVIDIA_VENDOR))
-    warnings = []
-    for gpu, gnode in sorted(gpus.items()):
-        for nic, nnode in sorted(nics.items()):
-            if gnode is not None and nnode is not None and gnode != nnode:
-                warnings.append("GPU %s is on NUMA node %d and NIC %s on node %d: peer-to-peer traffic between them crosses "
-                                "the inter-socket link; place both on one node for GPUDirect RDMA" % (gpu, gnode, nic, nnode))
-    return warnings
-
-
-def run(module, conn):
-    vm, props = find_vm(module, conn)
+    vm, props = find_vm(conn, params)
     attached = passthrough_devices(props.get("config.hardware.device"))
     host_name, numa = host_numa_nodes(conn, props.get("runtime.host"))
-    want = wanted_keys(module, attached, numa)
-    for warning in numa_warnings(attached, numa):
+    want = vmx.wanted_keys(params, attached, numa)
+    for warning in vmx.numa_warnings(attached, numa):
         module.warn("%s: %s" % (props["name"], warning))
-    current = {}
-    for option in props.get("config.extraConfig") or []:
-        if option.value is not None and str(option.value) != "":
-            current[option.key] = str(option.value)
-    changes = {}
-    for key, value in sorted(want.items()):
-        before = current.get(key)
-        if before != value:
-            changes[key] = dict(before=before, after=value)
+    changes = vmx.compare(want, vmx.current_keys(props.get("config.extraConfig")))
     power_state = str(props.get("runtime.powerState"))
-    result = dict(changed=bool(changes), power_cycle_required=False, power_cycled=False, changes=changes,
-                  numa_nodes=dict((a, numa[a]) for a, _v in attached if a in numa),
-                  vm=dict(name=props["name"], uuid=props.get("config.uuid"), host=host_name, power_state=power_state,
-                          passthrough=[a for a, _v in attached]))
-    if module._diff:
-        result["diff"] = dict(before=dict((k, current.get(k)) for k in sorted(want)), after=dict((k, want[k]) for k in sorted(want)))
     running = power_state == "poweredOn"
-    if changes and running:
-        result["power_cycle_required"] = not module.params["power_cycle"]
-    if not changes or module.check_mode:
-        if changes and running and module.params["power_cycle"]:
-            result["power_cycled"] = True
-        return result
+    run.update(power_cycle_required=bool(changes and running and not params["power_cycle"]), power_cycled=False, changes=changes,
+               numa_nodes=dict((a, numa[a]) for a, _v in attached if a in numa),
+               vm=dict(name=props["name"], uuid=props.get("config.uuid"), host=host_name, power_state=power_state,
+                       passthrough=[a for a, _v in attached]))
+    run.set_diff(*vmx.diff_of(changes))
+    if not changes:
+        return
     spec = vim.vm.ConfigSpec(extraConfig=[vim.option.OptionValue(key=k, value=c["after"] if c["after"] is not None else "")
                                           for k, c in sorted(changes.items())])
-    conn.wait(vm.ReconfigVM_Task(spec=spec), "reconfiguring VM %s" % props["name"])
-    if running and module.params["power_cycle"]:
-        conn.wait(vm.PowerOffVM_Task(), "powering off VM %s" % props["name"])
-        conn.wait(vm.PowerOnVM_Task(), "powering on VM %s" % props["name"])
-        result["power_cycled"] = True
-    return result
+    run.mutate("ReconfigVM_Task extraConfig %s" % ", ".join(sorted(changes)),
+               lambda: conn.wait(vm.ReconfigVM_Task(spec=spec), "reconfiguring VM %s" % props["name"]))
+    if running and params["power_cycle"]:
+        run.mutate("PowerOffVM_Task", lambda: conn.wait(vm.PowerOffVM_Task(), "powering off VM %s" % props["name"]))
+        run.mutate("PowerOnVM_Task", lambda: conn.wait(vm.PowerOnVM_Task(), "powering on VM %s" % props["name"]))
+        run.update(power_cycled=True)
 
 
 def main():
@@ -392,15 +238,16 @@ def main():
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
                            required_one_of=[["name", "uuid"]], mutually_exclusive=[["name", "uuid"], ["folder", "uuid"]])
     conn = Vsphere(module)
-    try:
-        result = run(module, conn)
-    except VsphereError as exc:
-        module.fail_json(msg=str(exc))
-    except vmodl.MethodFault as exc:
-        module.fail_json(msg="vSphere: %s" % exc.msg)
-    finally:
-        conn.close()
-    module.exit_json(**result)
+
+    def body(run):
+        try:
+            converge(run, module, conn)
+        except vmodl.MethodFault as exc:
+            raise VsphereError("vSphere: %s" % exc.msg)
+        finally:
+            conn.close()
+
+    ModuleRun(module).execute(body)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,9 @@ import traceback
 
 from ansible.module_utils.basic import env_fallback, missing_required_lib
 
+from ansible_collections.roce.fabric.plugins.module_utils.common.pci import normalize_pci_address
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError
+
 PYVMOMI_IMPORT_ERROR = None
 try:
     from pyVim.connect import Disconnect, SmartConnect
@@ -38,7 +41,7 @@ def vsphere_argument_spec():
     )
 
 
-class VsphereError(Exception):
+class VsphereError(FabricError):
     """A vSphere call failed; the message says what was being done."""
 
 
@@ -175,3 +178,83 @@ def display(value):
     if isinstance(value, bool):
         return str(value).lower()
     return str(value)
+
+
+# --- VMs and their host ----------------------------------------------------------------------------
+
+VM_PROPS = ["config.extraConfig", "config.hardware.device", "runtime.powerState", "runtime.host", "parent"]
+
+
+def passthrough_devices(devices):
+    """[(id, vendor_id)] of the VM's PCI passthrough devices, in order (pciPassthru0, 1, ...)."""
+    found = []
+    for device in devices or []:
+        if isinstance(device, vim.vm.device.VirtualPCIPassthrough):
+            backing = device.backing
+            address = getattr(backing, "id", None)
+            if address:
+                try:
+                    address = normalize_pci_address(address)
+                except ValueError:
+                    pass
+                found.append((address, getattr(backing, "vendorId", None)))
+    return found
+
+
+def folder_paths(conn):
+    folders = dict((f, p) for f, p in conn.collect(vim.Folder, ["name", "parent"]))
+    datacenters = dict((d, p) for d, p in conn.collect(vim.Datacenter, ["name", "parent"]))
+
+    root = conn.content.rootFolder
+
+    def path(obj):
+        # Inventory paths start below the root folder ("Datacenters"): /DC0/vm/gpu.
+        parts = []
+        while obj is not None and obj != root:
+            props = folders.get(obj) or datacenters.get(obj)
+            if props is None:
+                break
+            parts.append(props["name"])
+            obj = props.get("parent")
+        return "/" + "/".join(reversed(parts))
+    return path
+
+
+def find_vm(conn, params):
+    """The one VM that ``params`` (``name`` with ``folder``, or ``uuid``) names, and its properties."""
+    vms = conn.vms(VM_PROPS)
+    if params["uuid"]:
+        wanted = params["uuid"].lower()
+        matches = [(vm, p) for vm, p in vms if wanted in ((p.get("config.uuid") or "").lower(), (p.get("config.instanceUuid") or "").lower())]
+        what = "with UUID %s" % params["uuid"]
+    else:
+        matches = [(vm, p) for vm, p in vms if p.get("name") == params["name"]]
+        what = "named '%s'" % params["name"]
+        if params["folder"] and matches:
+            path = folder_paths(conn)
+            want = params["folder"].strip("/")
+            matches = [(vm, p) for vm, p in matches
+                       if path(p.get("parent")).strip("/") == want or path(p.get("parent")).rsplit("/", 1)[-1] == want]
+            what += " in folder '%s'" % params["folder"]
+    if not matches:
+        raise VsphereError("no VM %s in %s" % (what, conn.where))
+    if len(matches) > 1:
+        raise VsphereError("%d VMs %s; give folder or uuid to choose one" % (len(matches), what))
+    return matches[0]
+
+
+def host_numa_nodes(conn, host):
+    nodes = {}
+    name = None
+    for obj, props in conn.collect(vim.HostSystem, ["name", "hardware.numaInfo"]):
+        if obj != host:
+            continue
+        name = props.get("name")
+        info = props.get("hardware.numaInfo")
+        for node in (info.numaNode if info else None) or []:
+            for pci_id in node.pciId or []:
+                try:
+                    nodes[normalize_pci_address(pci_id)] = int(node.typeId)
+                except ValueError:
+                    continue
+    return name, nodes

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.roce.fabric.plugins.modules import vmx_passthru
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError
+from ansible_collections.roce.fabric.plugins.module_utils.esxi import vmx
 
 NVIDIA = 0x10DE
 MELLANOX = 0x15B3
@@ -15,22 +16,19 @@ ATTACHED = [("0000:17:00.0", NVIDIA), ("0000:31:00.0", NVIDIA), ("0000:3b:00.0",
 NUMA = {"0000:17:00.0": 0, "0000:31:00.0": 0, "0000:3b:00.0": 0, "0000:b1:00.0": 1}
 
 
-class Failed(Exception):
-    pass
+Failed = FabricError
 
 
-class FakeModule(object):
-    def __init__(self, **params):
-        self.params = dict(allow_p2p=None, relax_acs_for_p2p=None, use_64bit_mmio=None, mmio_size_gb=None,
-                           numa_node_affinity=None, devices=None, extra_config=None, remove_keys=None)
-        self.params.update(params)
-
-    def fail_json(self, msg, **kwargs):
-        raise Failed(msg)
+def module_params(**params):
+    """The module's parameters with the given ones set."""
+    defaults = dict(allow_p2p=None, relax_acs_for_p2p=None, use_64bit_mmio=None, mmio_size_gb=None,
+                    numa_node_affinity=None, devices=None, extra_config=None, remove_keys=None)
+    defaults.update(params)
+    return defaults
 
 
 def keys(**params):
-    return vmx_passthru.wanted_keys(FakeModule(**params), ATTACHED, NUMA)
+    return vmx.wanted_keys(module_params(**params), ATTACHED, NUMA)
 
 
 def test_named_keys_and_auto_numa():
@@ -63,13 +61,13 @@ def test_bad_input(params, message):
 
 
 def test_auto_without_gpu_follows_the_nics_and_without_devices_fails():
-    nics_only = vmx_passthru.wanted_keys(FakeModule(numa_node_affinity="auto"), [("0000:3b:00.0", MELLANOX)], {"0000:3b:00.0": 1})
+    nics_only = vmx.wanted_keys(module_params(numa_node_affinity="auto"), [("0000:3b:00.0", MELLANOX)], {"0000:3b:00.0": 1})
     assert nics_only == {"numa.nodeAffinity": "1"}
     with pytest.raises(Failed, match="no PCI passthrough device"):
-        vmx_passthru.wanted_keys(FakeModule(numa_node_affinity="auto"), [], NUMA)
+        vmx.wanted_keys(module_params(numa_node_affinity="auto"), [], NUMA)
 
 
 def test_numa_warning_only_on_mismatch():
-    assert vmx_passthru.numa_warnings(ATTACHED, NUMA) == []
-    warnings = vmx_passthru.numa_warnings([("0000:b1:00.0", NVIDIA), ("0000:3b:00.0", MELLANOX)], NUMA)
+    assert vmx.numa_warnings(ATTACHED, NUMA) == []
+    warnings = vmx.numa_warnings([("0000:b1:00.0", NVIDIA), ("0000:3b:00.0", MELLANOX)], NUMA)
     assert len(warnings) == 1 and "GPU 0000:b1:00.0 is on NUMA node 1 and NIC 0000:3b:00.0 on node 0" in warnings[0]
