@@ -34,7 +34,7 @@ attributes:
     support: full
 options:
   netdev:
-    description: Network interface of the physical function (1-15 of C(A-Z a-z 0-9 _ . : -)).
+    description: "Network interface of the physical function: 1 to 15 characters, letters, digits and C(_ . : -)."
     type: str
     required: true
   num_vfs:
