@@ -30,7 +30,8 @@ FWSIM = os.path.join(HERE, "firmware", "fwsim.py")
 DEFAULT_INVENTORY = os.path.join(REPO, "inventories", "lab", "hosts.yml")
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "common"))
-from peer import LabError  # noqa: E402,F401  pylint: disable=wrong-import-position  (raised for what a peer cannot do)
+# LabError is raised for what a peer cannot do; callers import it from here.
+from peer import LabError  # noqa: E402,F401  pylint: disable=wrong-import-position,unused-import
 
 
 class Lab(object):

@@ -24,7 +24,7 @@ description:
     caller's (the C(roce.fabric.sriov) role writes a systemd unit), and the
     firmware side (C(SRIOV_EN), C(NUM_OF_VFS)) is M(roce.fabric.mlxconfig)'s.
 author:
-  - roce.fabric contributors
+  - roce.fabric contributors (@roce-fabric)
 extends_documentation_fragment:
   - roce.fabric.attributes
 attributes:

@@ -13,9 +13,12 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 INVENTORY = os.path.join(REPO, "inventories", "lab")
 sys.path.insert(0, os.path.join(REPO, "lab"))
-from door import FWSIM, Lab  # noqa: E402,F401  pylint: disable=wrong-import-position  (FWSIM: the firmware simulator as a local tool)
+import door  # noqa: E402  pylint: disable=wrong-import-position
 
-LAB = Lab(INVENTORY)
+# The firmware simulator, also run as a local mlxconfig/mstconfig stand-in outside any lab host.
+FWSIM = door.FWSIM
+
+LAB = door.Lab(INVENTORY)
 
 
 def labctl(*args):
