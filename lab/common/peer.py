@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+
+from labutil import live_pid, stop_process, wait_for
 
 
 class LabError(Exception):
@@ -88,3 +91,29 @@ class Peer(object):
             raise LabError("%s (%s) has no artifact '%s' (it has: %s)"
                            % (self.name, self.kind, name, ", ".join(sorted(self.artifacts)) or "none"))
         return self.path(self.artifacts[name])
+
+
+class ProcessPeer(Peer):
+    """A peer that is one process on this machine (a simulator on loopback): its PID in ``<dir>/pid``,
+    stopped with SIGTERM then SIGKILL, reset by a restart."""
+
+    def pid(self):
+        return live_pid(self.path("pid"))
+
+    def stop(self):
+        stop_process(self.pid)
+
+    def reset(self):
+        self.stop()
+        self.start()
+
+    def spawn(self, argv, log_name, ready, what):
+        """Start ``argv`` in a session of its own, output to ``<dir>/<log_name>``; wait until ``ready()``."""
+        os.makedirs(self.dir, exist_ok=True)
+        log = open(self.path(log_name), "a")
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        with open(self.path("pid"), "w") as handle:
+            handle.write("%d\n" % proc.pid)
+        wait_for(lambda: proc.poll() is not None or ready(), 20, what)
+        if proc.poll() is not None:
+            raise SystemExit("lab: %s did not start, see %s" % (what, self.path(log_name)))

@@ -29,8 +29,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
-from labutil import live_pid, stop_process, wait_for  # noqa: E402  pylint: disable=wrong-import-position
-from peer import Peer  # noqa: E402  pylint: disable=wrong-import-position
+from peer import ProcessPeer  # noqa: E402  pylint: disable=wrong-import-position
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, "vcsim")
@@ -118,7 +117,7 @@ def build(verbose=False):
     return target
 
 
-class Vcsim(Peer):
+class Vcsim(ProcessPeer):
     kind = "vcsim"
     needs_bridge = False
 
@@ -134,9 +133,6 @@ class Vcsim(Peer):
     def describe(self):
         return "https://127.0.0.1:%d/sdk, %s hosts, %s VMs" % (
             self.port, self.vars.get("roce_lab_vcsim_hosts", 3), self.vars.get("roce_lab_vcsim_vms", 2))
-
-    def pid(self):
-        return live_pid(os.path.join(self.dir, "pid"))
 
     def running(self):
         return self.pid() is not None and self.state() is not None
@@ -158,13 +154,6 @@ class Vcsim(Peer):
         if "reboot_hang_off" in faults:
             set_reboot_hang(self.port, faults["reboot_hang_off"], False)
 
-    def stop(self):
-        stop_process(self.pid)
-
-    def reset(self):
-        self.stop()
-        self.start()
-
     def start(self, keep_state=False):
         binary = build()
         os.makedirs(self.dir, exist_ok=True)
@@ -179,13 +168,7 @@ class Vcsim(Peer):
             with open(path, "w") as handle:
                 json.dump(topology, handle)
             argv += ["-topology", path]
-        log = open(os.path.join(self.dir, "vcsim.log"), "a")
-        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-        with open(os.path.join(self.dir, "pid"), "w") as handle:
-            handle.write("%d\n" % proc.pid)
-        wait_for(lambda: proc.poll() is not None or self.state() is not None, 20, "vcsim %s" % self.name)
-        if proc.poll() is not None:
-            raise SystemExit("lab: vcsim %s did not start, see %s" % (self.name, os.path.join(self.dir, "vcsim.log")))
+        self.spawn(argv, "vcsim.log", lambda: self.state() is not None, "vcsim %s" % self.name)
 
     def exec_argv(self, command):
         raise SystemExit("lab: %s is a vCenter simulator; read its state at http://127.0.0.1:%d/roce/state" % (self.name, self.port))

@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
-from labutil import live_pid, ssh_banner, stop_process, wait_for  # noqa: E402  pylint: disable=wrong-import-position
-from peer import Peer  # noqa: E402  pylint: disable=wrong-import-position
+from labutil import ssh_banner  # noqa: E402  pylint: disable=wrong-import-position
+from peer import ProcessPeer  # noqa: E402  pylint: disable=wrong-import-position
 
 ONYXSIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "onyxsim.py")
 
 
-class OnyxSwitch(Peer):
+class OnyxSwitch(ProcessPeer):
     """An NVIDIA Onyx switch: the stateful CLI simulator lab/onyx/onyxsim.py behind real SSH on loopback."""
 
     kind = "onyx_switch"
@@ -37,18 +36,8 @@ class OnyxSwitch(Peer):
     def describe(self):
         return "%s:%d, Onyx %s, %d ports" % (self.address, self.port, self.version, self.ports)
 
-    def pid(self):
-        return live_pid(os.path.join(self.dir, "pid"))
-
     def running(self):
         return self.pid() is not None and ssh_banner(self.address, self.port)
-
-    def stop(self):
-        stop_process(self.pid)
-
-    def reset(self):
-        self.stop()
-        self.start()
 
     def start(self, keep_state=False):
         os.makedirs(self.dir, exist_ok=True)
@@ -58,13 +47,7 @@ class OnyxSwitch(Peer):
                 "--username", self.vars.get("ansible_user", "admin"), "--password", self.vars.get("ansible_password", "admin"),
                 "--state-file", self.state_file, "--hostname", self.name, "--version", self.version, "--ports", str(self.ports),
                 "--host-key", os.path.join(self.dir, "host_key")]
-        log = open(os.path.join(self.dir, "onyxsim.log"), "a")
-        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-        with open(os.path.join(self.dir, "pid"), "w") as handle:
-            handle.write("%d\n" % proc.pid)
-        wait_for(lambda: proc.poll() is not None or ssh_banner(self.address, self.port), 20, "the switch simulator %s" % self.name)
-        if proc.poll() is not None:
-            raise SystemExit("lab: switch %s did not start, see %s" % (self.name, os.path.join(self.dir, "onyxsim.log")))
+        self.spawn(argv, "onyxsim.log", lambda: ssh_banner(self.address, self.port), "the switch simulator %s" % self.name)
 
     # --- what the door reads and arms -----------------------------------------------------------------
 
