@@ -123,8 +123,11 @@ class Lab(object):
         for entry in os.listdir(cp_dir):
             path = os.path.join(cp_dir, entry)
             quiet(["ssh", "-o", "ControlPath=%s" % path, "-O", "exit", "lab"])
-            if os.path.exists(path):
+            # The master removes its socket as it exits, possibly only now: either way it is gone after this.
+            try:
                 os.unlink(path)
+            except FileNotFoundError:
+                pass
 
     def select(self, names):
         if not names:
