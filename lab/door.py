@@ -80,6 +80,13 @@ class Lab(object):
                 return peer
         raise LabError("%s is not a lab peer of %s" % (host, self.inventory))
 
+    def peer_names(self):
+        """Every peer of the inventory, in inventory order."""
+        if self._lab is None:
+            from labctl import Lab as LabControl  # pylint: disable=import-outside-toplevel
+            self._lab = LabControl(self.inventory, self.dir)
+        return [peer.name for peer in self._lab.peers]
+
     def kind(self, host):
         return self.peer(host).kind
 

@@ -1304,6 +1304,16 @@ def dump(obj):
 
 
 @json_ok
+def h_show_hosts(sess, a):
+    # Only the first line is modelled: "Hostname: <name>", which mellanox.onyx's cliconf reads with
+    # "show hosts | include Hostname" and split(':')[1] (and the JSON API returns as {"Hostname": ...}).
+    # The DNS and static-host lines that follow it on a real switch are not modelled.
+    if a['_json']:
+        return dump([{'Hostname': sess.sim.running['hostname']}])
+    return 'Hostname: %s' % sess.sim.running['hostname']
+
+
+@json_ok
 def h_show_version(sess, a):
     sw = sess.sim
     rel = sw.version
@@ -1740,6 +1750,7 @@ COMMANDS = [
     ('EC', 'configuration write', h_configuration_write),
     ('EC', 'write memory', h_configuration_write),
     ('UEC', 'show version', h_show_version),
+    ('UEC', 'show hosts', h_show_hosts),
     ('UEC', 'show roce', h_show_roce),
     ('UEC', 'show interfaces ethernet', h_show_interfaces),
     ('UEC', 'show interfaces ethernet <ports:ports>', h_show_interfaces),

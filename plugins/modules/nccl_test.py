@@ -205,7 +205,7 @@ msg:
   type: str
 runs:
   description: Per collective - C(collective), C(command), C(rc), C(table) (parsed results, see the nccl-tests layout;
-    C(ranks) lists the host and device of every rank), C(avg_busbw), C(reasons), C(log_check) (C(passed), C(network),
+    C(ranks) lists the host and device of every rank), C(avg_busbw), C(reasons), C(log_check) (C(passed), C(network), C(rdma),
     C(transports), C(findings)), and C(output_tail) when the output could not be parsed.
   returned: when the benchmark ran
   type: list

@@ -16,7 +16,9 @@ from __future__ import annotations
 import re
 
 # A parameter name as the tools print it; array elements carry an index: NAME[3].
-PARAM_NAME_RE = re.compile(r"^(?P<base>[A-Z][A-Z0-9_]*)(?:\[(?P<index>\d+)\])?$")
+# Parameter names are upper case with a few lower-case letters in some (EXP_ROM_UEFI_x86_ENABLE, printed
+# by every ConnectX-4 and later); the tools match names without regard to case.
+PARAM_NAME_RE = re.compile(r"^(?P<base>[A-Za-z][A-Za-z0-9_]*)(?:\[(?P<index>\d+)\])?$")
 # An enum or boolean value: NAME(n); names may start with '_' (_256KB) or be lower case (per_mkey).
 ENUM_VALUE_RE = re.compile(r"^(?P<name>[A-Za-z0-9_.+-]+)\((?P<number>-?\d+)\)$")
 ARRAY_VALUE_RE = re.compile(r"^Array\[(?P<low>\d+)\.\.(?P<high>\d+)\]$")
@@ -52,9 +54,20 @@ def split_param_name(name):
     """
     match = PARAM_NAME_RE.match(name or "")
     if not match:
-        raise ValueError("'%s' is not a valid firmware parameter name (expected upper-case NAME or NAME[index])" % name)
+        raise ValueError("'%s' is not a valid firmware parameter name (expected NAME or NAME[index]: letters, digits and '_')" % name)
     index = match.group("index")
     return match.group("base"), (int(index) if index is not None else None)
+
+
+def find_param(params, base):
+    """The key of ``params`` that names ``base`` regardless of case (the device's spelling), or None."""
+    if base in params:
+        return base
+    folded = base.upper()
+    for key in params:
+        if key.upper() == folded:
+            return key
+    return None
 
 
 def parse_value(text):

@@ -17,6 +17,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.firmware.parsers impor
     default_token,
     parse_value,
     same_value,
+    find_param,
     split_param_name,
     wanted_value,
 )
@@ -33,8 +34,9 @@ def wanted_rows(tool, tool_device, device, names):
             base, index = split_param_name(name)
         except ValueError as exc:
             raise FirmwareError(str(exc), category="invalid_parameter")
+        key = find_param(device["params"], base)
+        row = device["params"].get(key) if key else None
         if index is None:
-            row = device["params"].get(base)
             if row is None:
                 missing.append(base)
             elif parse_value(row.get("next_boot")).get("array") is not None:
@@ -45,7 +47,6 @@ def wanted_rows(tool, tool_device, device, names):
             else:
                 rows[name] = row
         else:
-            row = device["params"].get(base)
             if row is None:
                 missing.append(base)
                 continue
@@ -57,7 +58,7 @@ def wanted_rows(tool, tool_device, device, names):
                     "Index %d of %s is out of range (the device has %s[%d..%d])" % (index, base, base, bounds[0], bounds[1]),
                     category="invalid_parameter",
                 )
-            array_names.append(name)
+            array_names.append((name, "%s[%d]" % (key, index)))
     if missing:
         # Ask the tool about each missing name: it tells unknown names from unsupported ones.
         reasons = []
@@ -72,12 +73,20 @@ def wanted_rows(tool, tool_device, device, names):
             category="unknown_parameter",
         )
     if array_names:
-        elements = tool.query(tool_device, array_names)
-        for name in array_names:
-            if name not in elements["params"]:
+        elements = tool.query(tool_device, [device_name for _name, device_name in array_names])
+        for name, device_name in array_names:
+            key = find_param(elements["params"], device_name)
+            if key is None:
                 raise FirmwareError("%s was not returned by the device" % name, category="unknown_parameter")
-            rows[name] = elements["params"][name]
+            rows[name] = elements["params"][key]
     return rows
+
+
+def device_spelling(device, name):
+    """``name`` as the device prints it (the tools' names are case-insensitive, the query is the reference)."""
+    base, index = split_param_name(name)
+    key = find_param(device["params"], base) or base
+    return key if index is None else "%s[%d]" % (key, index)
 
 
 def plan_present(tool, tool_device, device, wanted):
@@ -100,7 +109,7 @@ def plan_present(tool, tool_device, device, wanted):
         next_same = same_value(value, row.get("next_boot"), row)
         if not next_same:
             changes[name] = dict(before=row.get("next_boot"), after=value["display"])
-            assignments.append("%s=%s" % (name, value["token"]))
+            assignments.append("%s=%s" % (device_spelling(device, name), value["token"]))
         current_same = same_value(value, row.get("current"), row)
         if current_same is False or (current_same is None and not next_same):
             pending = True
@@ -132,7 +141,7 @@ def plan_reset(tool, tool_device, device, names):
         value = wanted_value(token, row)
         if not same_value(value, row.get("next_boot"), row):
             changes[name] = dict(before=row.get("next_boot"), after=row.get("default"))
-            assignments.append("%s=%s" % (name, value["token"]))
+            assignments.append("%s=%s" % (device_spelling(device, name), value["token"]))
         if same_value(value, row.get("current"), row) is False:
             pending = True
     if unknown_default:
@@ -182,8 +191,10 @@ def converge(run, params, tool):
             else:
                 reboot_type = applied
                 # Read back so the result shows what the firmware really holds now.
-                after = tool.query(tool_device, list(rows) if params["params"] else None)
-                rows = dict((name, after["params"].get(name, row)) for name, row in rows.items())
+                names = [device_spelling(plan["device"], name) for name in rows] if params["params"] else None
+                after = tool.query(tool_device, names)["params"]
+                rows = dict((name, after.get(find_param(after, device_spelling(plan["device"], name)) or name, row))
+                            for name, row in rows.items())
             run.diff(plan["key"], dict((name, change["before"]) for name, change in changes.items()),
                      dict((name, change["after"]) for name, change in changes.items()))
         result["devices"][plan["key"]] = dict(

@@ -61,10 +61,14 @@ def parse_topo(text):
     header = None
     rows = []
     legend = {}
+    tabs = True
     for line in lines:
         if header is None:
-            if re.match(r"^\s*GPU0\b", line) and "\t" in line and not re.match(r"^GPU0\t\s*X", line):
-                header = [cell.strip() for cell in line.split("\t")]
+            # nvidia-smi separates cells with tabs; a copy from a terminal or a web page has spaces instead
+            # (two or more between header cells, whose names hold single spaces: "CPU Affinity").
+            if re.match(r"^\s*GPU0\b", line) and not re.match(r"^GPU0\s+X\b", line):
+                tabs = "\t" in line
+                header = [cell.strip() for cell in (line.split("\t") if tabs else re.split(r"\s{2,}", line))]
                 if header and header[0] == "":
                     header = header[1:]
             continue
@@ -72,8 +76,8 @@ def parse_topo(text):
         if legend_match:
             legend[legend_match.group(1)] = legend_match.group(2)
             continue
-        if re.match(r"^(GPU|NIC)\d+\t", line):
-            rows.append([cell.strip() for cell in line.split("\t")])
+        if re.match(r"^(GPU|NIC)\d+\s", line):
+            rows.append([cell.strip() for cell in (line.split("\t") if tabs else line.split())])
     if header is None:
         raise GpuParseError("no 'nvidia-smi topo -m' matrix header (GPU0 ...) in output")
     devices = [h for h in header if re.match(r"^(GPU|NIC)\d+$", h)]

@@ -214,11 +214,15 @@ def bus_factor(collective, nranks):
 
 # --- NCCL_DEBUG=INFO log check ------------------------------------------------------------------
 
-_NET_IB_USING_RE = re.compile(r"NET/IB\s*:\s*Using\s+(\[\d+\]\S+(?:\s+\[\d+\]\S+)*)")
-_NET_IB_DEV_RE = re.compile(r"\[(\d+)\]([\w.-]+):(\d+)/(RoCE|IB)")
+# "[0]mlx5_0:1/RoCE [1]mlx5_1:1/IB/SHARP" and, with merged NICs (2.19+), "[0]={[0] mlx5_2:1/RoCE, [1] mlx5_3:1/RoCE}".
+_NET_IB_USING_RE = re.compile(r"NET/IB\s*:\s*Using\s+([^;\n]*)")
+_NET_IB_DEV_RE = re.compile(r"\[(\d+)\]\s?([\w.-]+):(\d+)/(RoCE|IB)")
 _NET_SOCKET_USING_RE = re.compile(r"NET/Socket\s*:\s*Using\s+(\[\d+\]\S+)")
-_USING_NETWORK_RE = re.compile(r"Using network (\w+)")
-_CHANNEL_RE = re.compile(r"Channel \d+/\d+ : \d+\[[\w]+\] -> \d+\[[\w]+\](?: \[(?:send|receive)\])? via (\S+)")
+# The network NCCL chose: its own "IB" or "Socket", or the name a net plugin gives itself (HPC-X's
+# "IBext", "IBext_v8"; cloud plugins have names of their own).
+_USING_NETWORK_RE = re.compile(r"Using network ([^\n]+?)\s*$", re.M)
+# "Channel 00/0 : 1[0] -> 2[0] [receive] via NET/IB/0/GDRDMA"; NCCL before 2.12 prints "Channel 01 : ...".
+_CHANNEL_RE = re.compile(r"Channel \d+(?:/\d+)? : \d+\[\w+\] -> \d+\[\w+\](?: \[(?:send|receive)\])? via (\S+)")
 _NCCL_VERSION_RE = re.compile(r"NCCL version (\S+)")
 
 UCX_SRQ_FIX = (
@@ -228,6 +232,24 @@ UCX_SRQ_FIX = (
     "that checks SRQ support before using it")
 
 
+def network_is_rdma(network, ib_devices, net_channels):
+    """True when NCCL moves inter-node data over RDMA, False when over sockets, None when a plugin does not say.
+
+    NCCL's own ``IB`` transport and plugins named after it (``IBext``, ``IBext_v8``: HPC-X's plugin in NGC
+    containers) are RDMA; any network whose log lists ``NET/IB : Using`` devices or opens channels through
+    ``NET/IB...`` is RDMA, whatever the plugin calls itself.
+    """
+    if ib_devices or any(t.startswith("NET/IB") for t in net_channels):
+        return True
+    if network is None:
+        return None if net_channels else False
+    if network.startswith("IB"):
+        return True
+    if network == "Socket":
+        return False
+    return None
+
+
 def check_log(text, require_net=None, require_gdr=False):
     """Check an NCCL_DEBUG=INFO log for the transports NCCL really used.
 
@@ -235,7 +257,8 @@ def check_log(text, require_net=None, require_gdr=False):
     RoCE); None when the run may be single-node. A channel that goes ``via NET/Socket`` is
     always a socket fallback (error). ``require_gdr``: RDMA channels must be ``/GDRDMA``.
 
-    Returns ``passed``, ``network`` (``IB``, ``Socket`` or None as NCCL chose it), ``ib_devices``
+    Returns ``passed``, ``network`` (as NCCL names it: ``IB``, ``Socket``, a plugin's name such as ``IBext_v8``,
+    or None), ``rdma`` (see ``network_is_rdma``), ``ib_devices``
     (``{name, port, link}`` from ``NET/IB : Using``), ``socket_interfaces``, ``transports``
     (channel transport -> count, e.g. ``P2P/CUMEM``, ``NET/IB/0/GDRDMA``, ``NET/Socket/0``),
     ``gdr`` (True/False/None), ``version`` and ``findings`` (``severity``, ``code``, ``message``,
@@ -243,7 +266,10 @@ def check_log(text, require_net=None, require_gdr=False):
     """
     text = text or ""
     findings = []
-    networks = set(_USING_NETWORK_RE.findall(text))
+    networks = []
+    for name in _USING_NETWORK_RE.findall(text):
+        if name not in networks:
+            networks.append(name)
     ib_devices = []
     for match in _NET_IB_USING_RE.finditer(text):
         for dev in _NET_IB_DEV_RE.finditer(match.group(1)):
@@ -255,7 +281,11 @@ def check_log(text, require_net=None, require_gdr=False):
     for match in _CHANNEL_RE.finditer(text):
         transports[match.group(1)] = transports.get(match.group(1), 0) + 1
     version = _NCCL_VERSION_RE.search(text)
-    network = "IB" if "IB" in networks else ("Socket" if "Socket" in networks else None)
+    network = networks[0] if networks else None
+    socket_channels = sum(n for t, n in transports.items() if t.startswith("NET/Socket"))
+    # Channels over a network that is not sockets: NCCL's IB transport or a net plugin (NET/IBext_v8/1).
+    net_channels = dict((t, n) for t, n in transports.items() if t.startswith("NET/") and not t.startswith("NET/Socket"))
+    rdma = network_is_rdma(network, ib_devices, net_channels)
 
     def add(severity, code, message, fix=None):
         findings.append(dict(severity=severity, code=code, message=message, fix=fix))
@@ -263,8 +293,6 @@ def check_log(text, require_net=None, require_gdr=False):
     if not text.strip() or ("NCCL INFO" not in text and "NCCL WARN" not in text):
         add("error", "no_nccl_log", "no NCCL INFO lines in the log: run with NCCL_DEBUG=INFO",
             "export NCCL_DEBUG=INFO (and NCCL_DEBUG_SUBSYS=INIT,NET for a shorter log)")
-    socket_channels = sum(n for t, n in transports.items() if t.startswith("NET/Socket"))
-    ib_channels = {t: n for t, n in transports.items() if t.startswith("NET/IB")}
     if socket_channels:
         add("error", "socket_fallback",
             "%d channels use NET/Socket: collective traffic goes over TCP sockets instead of RDMA, P2P or SHM"
@@ -274,11 +302,15 @@ def check_log(text, require_net=None, require_gdr=False):
         add("error" if require_net == "IB" else "info", "no_ib_device",
             "NET/IB found no RDMA device: inter-node traffic can only use sockets",
             "check that the RDMA driver is loaded (rdma link show), NCCL_IB_HCA matches a device and the container sees /dev/infiniband")
-    if require_net == "IB" and network != "IB":
+    if rdma is None and network:
+        add("warning", "net_plugin_unknown",
+            "NCCL uses the network plugin '%s' and its log shows no RDMA device: this check cannot tell whether it is RDMA"
+            % network, "look at the plugin's own log lines, or run with NCCL_NET=IB to use NCCL's IB/RoCE transport")
+    elif require_net == "IB" and not rdma:
         add("error", "network_not_ib", "NCCL chose network %s instead of IB/RoCE" % (network or "none"),
             "set NCCL_IB_HCA to the RDMA devices (e.g. =mlx5_0:1) and NCCL_IB_GID_INDEX to the RoCE v2 GID")
-    if ib_channels:
-        gdr = all("GDRDMA" in t for t in ib_channels)
+    if net_channels:
+        gdr = all("GDRDMA" in t for t in net_channels)
         if not gdr:
             add("error" if require_gdr else "warning", "gdr_missing",
                 "RDMA channels without GPUDirect RDMA (no /GDRDMA): data is staged through host memory",
@@ -296,7 +328,7 @@ def check_log(text, require_net=None, require_gdr=False):
     for line in text.splitlines():
         if "NCCL WARN" in line:
             add("error", "nccl_warn", line.split("NCCL WARN", 1)[1].strip(), None)
-    return dict(passed=not any(f["severity"] == "error" for f in findings), network=network,
+    return dict(passed=not any(f["severity"] == "error" for f in findings), network=network, rdma=rdma,
                 ib_devices=ib_devices, socket_interfaces=socket_ifs, transports=transports, gdr=gdr,
                 version=version.group(1) if version else None, findings=findings)
 

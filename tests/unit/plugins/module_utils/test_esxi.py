@@ -11,13 +11,14 @@ import pytest
 
 from ansible_collections.roce.fabric.plugins.module_utils.esxi import parsers as esxcli
 from ansible_collections.roce.fabric.plugins.module_utils.esxi.vsphere import typed_option_value
+from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "esxcli")
 
 
 def fixture(name):
     with open(os.path.join(FIXTURES, name)) as handle:
-        return handle.read()
+        return corpus.split(handle.read())[1]
 
 
 def test_kernel_list_public_sample():

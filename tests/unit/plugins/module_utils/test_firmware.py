@@ -10,13 +10,14 @@ import os
 import pytest
 
 from ansible_collections.roce.fabric.plugins.module_utils.firmware import parsers as mlx
+from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "mlxconfig")
 
 
 def fixture(name):
     with open(os.path.join(FIXTURES, name)) as handle:
-        return handle.read()
+        return corpus.split(handle.read())[1]
 
 
 def only_device(name):
@@ -88,14 +89,15 @@ def test_firmware_without_default_values():
     assert mlx.default_token(device["params"]["SRIOV_EN"]) is None
 
 
-@pytest.mark.parametrize("name, kind", [("set_cx5_reboot.txt", "reboot"), ("set_cx6dx_power_cycle.txt", "power_cycle")])
+@pytest.mark.parametrize("name, kind", [("set_cx6dx_roce_disable.txt", "reboot"), ("set_cx6dx_power_cycle.txt", "power_cycle")])
 def test_set_output(name, kind):
     device = mlx.parse_tool_output(fixture(name))[0]
     assert device["columns"] == ["next_boot", "new"]
-    assert device["params"]["NUM_OF_VFS"]["new"] == "8"
+    assert device["params"]["ROCE_CONTROL"]["next_boot"] == "ROCE_ENABLE(2)"
+    assert device["params"]["ROCE_CONTROL"]["new"] == "ROCE_DISABLE(1)"
     assert device["applied"] is True
     assert device["reboot"] == kind
-    assert mlx.reboot_kind([fixture("set_cx5_reboot.txt"), fixture(name)]) == kind
+    assert mlx.reboot_kind([fixture("set_cx6dx_roce_disable.txt"), fixture(name)]) == kind
 
 
 def test_errors_and_abort():
@@ -160,7 +162,12 @@ def test_integer_values():
 def test_parameter_names():
     assert mlx.split_param_name("NUM_OF_VFS") == ("NUM_OF_VFS", None)
     assert mlx.split_param_name("PCI_DOWNSTREAM_PORT_OWNER[15]") == ("PCI_DOWNSTREAM_PORT_OWNER", 15)
-    for bad in ("num_of_vfs", "NAME[]", "NAME[1", "A B", "", "NAME=1"):
+    # Real firmware prints names with lower-case letters; the tools take names in any case.
+    assert mlx.split_param_name("EXP_ROM_UEFI_x86_ENABLE") == ("EXP_ROM_UEFI_x86_ENABLE", None)
+    assert mlx.split_param_name("num_of_vfs") == ("num_of_vfs", None)
+    assert mlx.find_param({"EXP_ROM_UEFI_x86_ENABLE": {}}, "EXP_ROM_UEFI_X86_ENABLE") == "EXP_ROM_UEFI_x86_ENABLE"
+    assert mlx.find_param({"NUM_OF_VFS": {}}, "SRIOV_EN") is None
+    for bad in ("NAME[]", "NAME[1", "A B", "", "NAME=1", "_X", "1X"):
         with pytest.raises(ValueError):
             mlx.split_param_name(bad)
 

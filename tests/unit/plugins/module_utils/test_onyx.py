@@ -10,6 +10,7 @@ import os
 import pytest
 
 from ansible_collections.roce.fabric.plugins.module_utils.onyx import parsers, state
+from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "onyx")
 
@@ -34,7 +35,7 @@ switch-priority 3: enabled
 
 def fixture(name):
     with open(os.path.join(FIXTURES, name)) as handle:
-        return handle.read()
+        return corpus.split(handle.read())[1]
 
 
 def empty_have(ports=32):

@@ -11,13 +11,14 @@ import pytest
 
 from ansible_collections.roce.fabric.plugins.module_utils.rdma import tools as rdma_tools
 from ansible_collections.roce.fabric.plugins.module_utils.rdma import sysfs as rdma_sysfs
+from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "rdma")
 
 
 def fixture(name):
     with open(os.path.join(FIXTURES, name)) as handle:
-        return handle.read()
+        return corpus.split(handle.read())[1]
 
 
 @pytest.mark.parametrize("name, expected", [

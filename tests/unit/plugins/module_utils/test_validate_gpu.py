@@ -10,13 +10,14 @@ import os
 import pytest
 
 from ansible_collections.roce.fabric.plugins.module_utils.validate import gpu
+from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "gpu")
 
 
 def fixture(name):
     with open(os.path.join(FIXTURES, name)) as handle:
-        return handle.read()
+        return corpus.split(handle.read())[1]
 
 
 def test_topo_h200_nvlink_with_ansi_header():

@@ -10,13 +10,14 @@ import os
 import pytest
 
 from ansible_collections.roce.fabric.plugins.module_utils.validate import nccl as nc
+from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "nccl")
 
 
 def fixture(name):
     with open(os.path.join(FIXTURES, name)) as handle:
-        return handle.read()
+        return corpus.split(handle.read())[1]
 
 
 def test_current_layout_with_root_and_wrong():
@@ -121,22 +122,53 @@ def test_log_single_node_fails_when_rdma_required():
     assert {"no_ib_device", "network_not_ib"} <= set(f["code"] for f in result["findings"])
 
 
-def test_log_roce_with_gdr():
-    result = nc.check_log(fixture("ib_roce_gdr_info_built.log"), require_net="IB", require_gdr=True)
+def test_log_ib_with_gdr_old_channel_layout():
+    result = nc.check_log(fixture("info_ib_gdrdma_old_channel_layout_a100.log"), require_net="IB", require_gdr=True)
+    assert result["passed"] is True, result["findings"]
+    assert result["rdma"] is True
+    assert result["gdr"] is True
+    assert result["transports"]["NET/IB/2/GDRDMA"] == 5
+    assert sum(result["transports"].values()) == 12
+
+
+def test_log_roce_builtin_transport():
+    result = nc.check_log(fixture("info_ib_roce_builtin_2.18_h800.log"), require_net="IB")
     assert result["passed"] is True, result["findings"]
     assert result["network"] == "IB"
-    assert result["ib_devices"] == [dict(name="mlx5_0", port=1, link="RoCE")]
-    assert result["gdr"] is True
-    assert result["transports"] == {"NET/IB/0/GDRDMA": 4}
+    assert result["ib_devices"] == [dict(name="mlx5_4", port=1, link="RoCE")]
 
 
-def test_log_roce_without_gdr():
-    result = nc.check_log(fixture("ib_roce_no_gdr_info_built.log"), require_net="IB")
+@pytest.mark.parametrize("name, network", [("info_ibext_ib_sharp_h100.log", "IBext"), ("info_ibext_v8_roce_3nodes.log", "IBext_v8")])
+def test_log_rdma_through_a_net_plugin_is_rdma(name, network):
+    # Before: "NCCL chose network none instead of IB/RoCE" on HPC-X's plugin (NGC containers).
+    result = nc.check_log(fixture(name), require_net="IB")
+    assert result["network"] == network
+    assert result["rdma"] is True
+    assert "network_not_ib" not in [f["code"] for f in result["findings"]]
     assert result["passed"] is True
+
+
+def test_log_roce_through_plugin_without_gdr():
+    result = nc.check_log(fixture("info_ibext_v8_roce_3nodes.log"), require_net="IB")
     assert result["gdr"] is False
     assert [f["code"] for f in result["findings"]] == ["gdr_missing"]
-    strict = nc.check_log(fixture("ib_roce_no_gdr_info_built.log"), require_net="IB", require_gdr=True)
+    assert result["ib_devices"] == [dict(name=n, port=1, link="RoCE") for n in ("mlx5_2", "mlx5_3", "mlx5_0", "mlx5_1")]
+    strict = nc.check_log(fixture("info_ibext_v8_roce_3nodes.log"), require_net="IB", require_gdr=True)
     assert strict["passed"] is False
+
+
+def test_log_socket_fallback_without_rdma_device():
+    result = nc.check_log(fixture("info_socket_no_ib_device_aws.log"), require_net="IB")
+    assert result["passed"] is False
+    assert result["rdma"] is False
+    assert result["socket_interfaces"][0].startswith("[0]ens3:")
+
+
+def test_log_unknown_plugin_is_not_assumed_rdma():
+    text = "host:1:1 [0] NCCL INFO Using network FastSock\n"
+    result = nc.check_log(text, require_net="IB")
+    assert result["network"] == "FastSock" and result["rdma"] is None
+    assert "net_plugin_unknown" in [f["code"] for f in result["findings"]]
 
 
 def test_log_ucx_srq_trap_has_fix():

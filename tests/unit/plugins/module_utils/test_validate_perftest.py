@@ -10,13 +10,14 @@ import os
 import pytest
 
 from ansible_collections.roce.fabric.plugins.module_utils.validate import perftest as pt
+from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "perftest")
 
 
 def fixture(name):
     with open(os.path.join(FIXTURES, name)) as handle:
-        return handle.read()
+        return corpus.split(handle.read())[1]
 
 
 def test_write_bw_gbits_100g_with_cpu_frequency_warning():

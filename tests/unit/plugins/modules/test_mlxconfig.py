@@ -14,6 +14,7 @@ from ansible.module_utils import basic
 from ansible_collections.roce.fabric.plugins.module_utils.firmware import transport
 from ansible_collections.roce.fabric.plugins.modules import mlxconfig
 from ansible_collections.roce.fabric.tests.unit.plugins.modules.utils import run_module
+from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "module_utils", "fixtures", "mlxconfig")
 TOOL = "/usr/bin/mstconfig"
@@ -21,13 +22,13 @@ TOOL = "/usr/bin/mstconfig"
 
 def fixture(name):
     with open(os.path.join(FIXTURES, name)) as handle:
-        return handle.read()
+        return corpus.split(handle.read())[1]
 
 
 class FakeTool(object):
     """Answers run_command like the tool would, from captured output, and records every call."""
 
-    def __init__(self, query="query_cx4lx_mft_wide.txt", elements=None, set_output="set_cx5_reboot.txt",
+    def __init__(self, query="query_cx4lx_mft_wide.txt", elements=None, set_output="set_cx6dx_roce_disable.txt",
                  set_rc=0, targeted=None, query_rc=0):
         self.query_text = fixture(query) if query else ""
         self.query_rc = query_rc
@@ -242,7 +243,7 @@ def test_read_only_parameter(monkeypatch, sysfs):
     (dict(SRIOV_EN="maybe"), "SRIOV_EN: 'maybe' is not a boolean"),
     (dict(SRIOV_EN=2), "is not a boolean"),
     (dict(NUM_OF_VFS="8 9"), "is not a valid firmware value"),
-    (dict(num_of_vfs=8), "is not a valid firmware parameter name"),
+    ({"NUM-OF-VFS": 8}, "is not a valid firmware parameter name"),
     (dict(PCI_DOWNSTREAM_PORT_OWNER=1), "is an array parameter"),
     (dict(NUM_OF_VFS=1, SRIOV_EN=None), "values must be booleans, integers or strings"),
 ])

@@ -24,7 +24,7 @@ STAND_IN = r'''#!{python}
 import os, sys, time
 mode = os.environ.get("FAKE_MODE", "ok")
 client = sys.argv[-1] == "127.0.0.1"
-fixture = open({fixture!r}).read()
+fixture = "".join(line for line in open({fixture!r}) if not line.startswith("%%"))
 if not client:
     if mode == "port":
         print(" Couldn't listen to port 18515"); sys.exit(1)

@@ -17,13 +17,14 @@ from ansible.module_utils import basic
 from ansible_collections.roce.fabric.plugins.module_utils.rdma import host as rdma_host
 from ansible_collections.roce.fabric.plugins.modules import rdma_netns
 from ansible_collections.roce.fabric.tests.unit.plugins.modules.utils import run_module
+from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "module_utils", "fixtures", "rdma")
 
 
 def fixture(name):
     with open(os.path.join(FIXTURES, name)) as handle:
-        return handle.read()
+        return corpus.split(handle.read())[1]
 
 
 class FakeHost(object):

@@ -1,0 +1,53 @@
+"""playbooks/roce.yml in check mode on the whole lab, as the README tells a new user to run it first: the run
+passes and leaves every peer as it was (switch configs, firmware, ESXi settings, vCenter VMs, the VMs' kernel
+state, the Kubernetes objects)."""
+
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import INVENTORY, LAB, REPO
+
+# What each VM's kernel holds that a real run changes: RDMA links, netns mode, VFs, modprobe and unit files.
+VM_PROBE = ["sh", "-c", "rdma link show; rdma system show; ip -br link; "
+            "cat /sys/class/net/enp2s0/device/sriov_numvfs; ls /etc/modprobe.d /etc/systemd/system; cat /proc/cmdline"]
+KUBE_KINDS = ("network-attachment-definitions", "configmaps")
+
+
+def snapshot():
+    state = {}
+    for peer in LAB.peer_names():
+        kind = LAB.kind(peer)
+        if kind == "qemu_vm":
+            state[peer] = LAB.exec(peer, VM_PROBE).stdout
+        elif kind == "kube_apiserver":
+            state[peer] = None  # read through the API below
+        else:
+            value = LAB.state(peer)
+            if isinstance(value, dict):
+                # Counters of what was read (logins, SOAP calls, tool runs) grow in check mode too: compare what is held.
+                value = dict((k, v) for k, v in value.items() if k not in ("logins", "sessions", "calls", "commands", "soap_calls", "uptime"))
+            state[peer] = json.dumps(value, sort_keys=True, default=str)
+    return state
+
+
+@pytest.fixture(scope="module")
+def lab():
+    LAB.up()
+    LAB.reset()
+    yield
+    LAB.down()
+
+
+def test_roce_yml_check_mode_passes_and_changes_nothing(lab):
+    before = snapshot()
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1")
+    proc = subprocess.run(["ansible-playbook", "-i", INVENTORY, "playbooks/roce.yml", "--check", "--diff"], cwd=REPO,
+                          env=env, capture_output=True, text=True, timeout=1500, check=False)
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+    assert "failed=0" in proc.stdout and "unreachable=0" in proc.stdout
+    after = snapshot()
+    changed = [peer for peer in before if after[peer] != before[peer]]
+    assert changed == [], "check mode changed %s" % ", ".join(changed)
