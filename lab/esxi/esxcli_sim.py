@@ -69,13 +69,18 @@ class State(object):
 
 
 def table(headers, rows):
-    """esxcli's default table: columns padded to the widest cell, two spaces apart, dashes below headers."""
+    """esxcli's default table: columns padded to the widest cell, two spaces apart, dashes below headers.
+
+    The last column is not padded, and its dashes are as long as its header (a real ESXi 8.0 prints
+    ``-----------`` under ``Description`` above a longer description).
+    """
     widths = [len(h) for h in headers]
     for row in rows:
         for i, cell in enumerate(row):
             widths[i] = max(widths[i], len(cell))
+    dashes = ["-" * (w if i < len(widths) - 1 else len(headers[i])) for i, w in enumerate(widths)]
     lines = []
-    for row in [headers, ["-" * w for w in widths]] + rows:
+    for row in [headers, dashes] + rows:
         cells = [cell.ljust(widths[i]) if i < len(row) - 1 else cell for i, cell in enumerate(row)]
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines) + "\n"

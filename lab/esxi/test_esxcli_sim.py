@@ -44,8 +44,21 @@ def test_kernel_list_one_setting_is_the_esxcli_table(host):
     assert out.returncode == 0
     assert out.stdout == (
         "Name        Type  Configured  Runtime  Default  Description\n"
-        "----------  ----  ----------  -------  -------  ---------------------------\n"
+        "----------  ----  ----------  -------  -------  -----------\n"
         "atsSupport  Bool  FALSE       FALSE    FALSE    Enable Support for PCIe ATS\n")
+
+
+sys.path.insert(0, os.path.join(HERE, "..", "common"))
+import corpus  # noqa: E402  pylint: disable=wrong-import-position
+
+
+def test_kernel_list_replays_the_real_esxi_8_sample(host):
+    """The real ESXi 8.0 output of the corpus: vga set to FALSE, the host not yet rebooted."""
+    real = corpus.body("esxcli", "kernel_list_vga.txt")
+    assert host("system", "settings", "kernel", "set", "-s", "vga", "-v", "FALSE").returncode == 0
+    out = host("system", "settings", "kernel", "list", "-o", "vga")
+    assert out.returncode == 0
+    assert out.stdout == real
 
 
 def test_set_changes_configured_only_and_accepts_lowercase(host):

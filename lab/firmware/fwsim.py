@@ -21,7 +21,8 @@ Lab administration (not part of the emulated tools)::
     python3 fwsim.py admin [--state-dir DIR] reboot | power-cycle | show [--pci P] | models | list
     python3 fwsim.py admin [--state-dir DIR] flag --pci P k=v ...
 
-Environment: ``FWSIM_STATE_DIR`` (default ``/var/lib/roce-fabric-fwsim``), ``FWSIM_FLAVOR`` (default ``mft``).
+Environment: ``FWSIM_STATE_DIR`` (default ``/var/lib/roce-fabric-fwsim``), ``FWSIM_FLAVOR`` (default ``mft``),
+``FWSIM_LAYOUT`` (a key of LAYOUTS: print as that tool version does, whatever the flavor).
 
 State directory: ``devices/<pci>.json`` (one record per adapter: model, device_type, name, description,
 device_id, pci, functions, mst, flags{...}, params{NAME: {default, current, next}}; arrays as lists),
@@ -51,7 +52,8 @@ EXIT_ABORTED = 2
 
 # --------------------------------------------------------------------------------------------
 # Output layouts (data, so another tool version is one more entry).
-# header_formats: keyed by the number of value columns (the set command adds a "New" column).
+# header_formats: keyed by the number of value columns (the set command adds a "New" column); 'set': the
+#                 header of a set ("Next Boot" and "New") where it differs from a two-column query.
 # row_prefix: str.format template with {mark} ('*' or ' ') and {ro} ('RO' or two spaces).
 # separator: 'always' -> one space between value columns; 'overflow' -> only after a value
 #            longer than value_width (printf("%-16s") + "print a space if the width exceeded").
@@ -81,6 +83,7 @@ LAYOUTS = {
         'header_formats': {
             1: '%-52s%s',
             2: '%-52s%-20s %s',
+            'set': '%-52s%s       %s',
             3: '%-52s%-20s %-20s %s',
             4: '%-52s%-20s %-20s %-20s %s',
         },
@@ -91,6 +94,16 @@ LAYOUTS = {
         'ro_marker': True,
     },
 }
+
+# MFT mlxconfig 4.2x as published queries print it (a ConnectX-4 Lx and a ConnectX-6 VPI in the corpus) and
+# mstconfig in a 2025 SR-IOV operator log: the table header five columns wider than mstflint's, same rows.
+LAYOUTS['mft-4.2x-wide'] = dict(LAYOUTS['mft-4.30'], header_formats={
+    1: '%-57s%s',
+    2: '%-57s%-20s %s',
+    'set': '%-57s%s       %s',
+    3: '%-57s%-20s%-16s%s',
+    4: '%-57s%-20s%-16s%-16s%s',
+})
 
 FLAVORS = {
     'mft': {
@@ -199,6 +212,93 @@ def _model(device_type, device_id, vf_device_id, part, description, supported, m
     }
 
 
+# --------------------------------------------------------------------------------------------
+# Real queries: the parameter rows of these models (names, order, defaults) are read from queries of real
+# adapters in the project's corpus (tests/unit/plugins/module_utils/fixtures/mlxconfig, each headed by its
+# source), so a simulated ConnectX-4 Lx lists what a real one lists, EXP_ROM_UEFI_x86_ENABLE included.
+# PARAMS above stays the vocabulary: the value names of enums and the ranges and read-only flags of the
+# parameters it knows; a parameter only the sample knows takes its type from how the sample prints it.
+# --------------------------------------------------------------------------------------------
+CORPUS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'tests', 'unit', 'plugins',
+                          'module_utils', 'fixtures', 'mlxconfig')
+SAMPLES = {
+    'ConnectX4LX': 'query_cx4lx_uefi_x86_mft.txt',
+    'ConnectX5': 'query_cx5_mft411_next_boot.txt',
+    'ConnectX6DX': 'query_cx6dx_mstconfig_full.txt',
+}
+SAMPLE_ROW_RE = re.compile(r'^[*\s]\s*(?:RO\s+)?([A-Za-z][A-Za-z0-9_]*)\s{2,}(\S.*?)\s*$')
+SAMPLE_VALUE_RE = re.compile(r'^([A-Za-z0-9_.+-]+)\((\d+)\)$')
+SAMPLE_ARRAY_RE = re.compile(r'^Array\[(\d+)\.\.(\d+)\]$')
+
+
+def sample_rows(name, header=None):
+    """``[(parameter, value text)]`` of a corpus query, in print order (the last column: Next Boot).
+
+    ``header``: a dict that receives the device lines (``Name``, ``Description``) as the sample prints them.
+    """
+    rows = []
+    in_table = False
+    with open(os.path.join(CORPUS_DIR, name), encoding='utf-8') as handle:
+        for line in handle:
+            if line.startswith('%%'):
+                continue
+            label = line.split(':', 1)[0]
+            if header is not None and not in_table and label in ('Name', 'Description'):
+                header[label] = line.split(':', 1)[1].strip()
+            if line.startswith('Configurations:'):
+                in_table = True
+                continue
+            match = SAMPLE_ROW_RE.match(line.rstrip('\n')) if in_table else None
+            if match:
+                rows.append((match.group(1), match.group(2).split()[-1]))
+    return rows
+
+
+def sample_spec(value):
+    """A parameter spec from how a real query prints its value (for names the vocabulary lacks)."""
+    array = SAMPLE_ARRAY_RE.match(value)
+    if array:
+        return _param('INT', 0, pmax=0xffffffff, size=int(array.group(2)) - int(array.group(1)) + 1)
+    named = SAMPLE_VALUE_RE.match(value)
+    if named:
+        if named.group(1) in BOOL_VALUES:
+            return _param('BOOL', int(named.group(2)), BOOL_VALUES)
+        return _param('ENUM', int(named.group(2)), {named.group(1): int(named.group(2))})
+    return _param('INT', int(value, 0), pmax=0xffffffff)
+
+
+def sample_default(spec, value):
+    """The number a printed value stands for, or None for arrays and names the vocabulary does not know."""
+    if SAMPLE_ARRAY_RE.match(value):
+        return None
+    named = SAMPLE_VALUE_RE.match(value)
+    if named:
+        number = int(named.group(2))
+        return number if spec['type'] == 'INT' or number in spec['values'].values() else None
+    return parse_int(value) if spec['type'] == 'INT' else None
+
+
+def apply_sample(model):
+    """Give ``model`` the rows of its real query: their order, and their printed values as defaults."""
+    header = {}
+    rows = sample_rows(model['sample'], header)
+    if header.get('Name', 'N/A') != 'N/A':
+        model['part_name'] = header['Name']
+    if header.get('Description', 'N/A') != 'N/A':
+        model['description'] = header['Description']
+    for name, value in rows:
+        if name not in PARAM_DB:
+            PARAM_DB[name] = sample_spec(value)
+        default = sample_default(PARAM_DB[name], value)
+        if default is not None and name not in model['defaults']:
+            model['defaults'][name] = default
+    model['params'] = [name for name, _value in rows]
+    model['vpi'] = 'LINK_TYPE_P1' in model['params']
+    # The real query prints no RO marker on these rows (NUM_VF_MSIX, SAFE_MODE_ENABLE): settable on this model.
+    model['not_ro'] = set(name for name, _value in rows if PARAM_DB[name]['ro'])
+    return model
+
+
 MODELS = {
     'ConnectX4LX': _model(
         'ConnectX4LX', 0x1015, 0x1016, 'MCX4121A-ACA_Ax',
@@ -276,6 +376,11 @@ def parse_int(text):
     if not INT_RE.match(text):
         return None
     return int(text, 0) if text[:2].lower() == '0x' else int(text, 10)
+
+
+for _type, _sample in SAMPLES.items():
+    MODELS[_type]['sample'] = _sample
+    apply_sample(MODELS[_type])
 
 
 def parse_value(spec, text, assignment):
@@ -439,6 +544,14 @@ class Item:
         return value
 
 
+def model_spec(name, model):
+    """The spec of ``name`` on ``model``: read-only only where the model's real query says so."""
+    spec = PARAM_DB[name]
+    if spec['ro'] and name in model.get('not_ro', ()):
+        spec = dict(spec, ro=False)
+    return spec
+
+
 def resolve_name(token, model, assignment=None):
     """Map NAME, NAME[i] or NAME[a..b] to Items; raise the tool's errors (assignment: the set argument, if any)."""
     match = NAME_RE.match(token)
@@ -450,6 +563,7 @@ def resolve_name(token, model, assignment=None):
         raise ToolError('Unknown Parameter: %s' % name)
     if name not in model['params']:
         raise ToolError("The Device doesn't support %s parameter" % name)
+    spec = model_spec(name, model)
     if first is None:
         if spec['size'] and assignment is not None:
             raise ToolError('Failed to parse %s: %s is an array parameter, an index must be given (%s[i]=VALUE)' % (assignment, name, name))
@@ -472,7 +586,7 @@ def resolve_name(token, model, assignment=None):
 class Tool:
     def __init__(self, flavor, state, stdin=None, stdout=None, stderr=None):
         self.flavor = FLAVORS[flavor]
-        self.layout = LAYOUTS[self.flavor['layout']]
+        self.layout = LAYOUTS[os.environ.get('FWSIM_LAYOUT') or self.flavor['layout']]
         self.state = state
         self.stdin = stdin or sys.stdin
         self.stdout = stdout or sys.stdout
@@ -520,7 +634,10 @@ class Tool:
         self.out('\n'.join(lines))
 
     def conf_header(self, columns):
-        fmt = self.layout['header_formats'][len(columns)]
+        formats = self.layout['header_formats']
+        # The set command's "Next Boot / New" header has a layout of its own (the real set transcripts).
+        fmt = formats.get('set') if columns and columns[-1] == 'New' and len(columns) == 2 else None
+        fmt = fmt or formats[len(columns)]
         self.out(fmt % tuple(['Configurations:'] + list(columns)))
 
     def format_row(self, mark, read_only, label, values):
@@ -735,7 +852,7 @@ class Tool:
                 items.extend(resolve_name(token, model))
         else:
             for name in model['params']:
-                spec = PARAM_DB[name]
+                spec = model_spec(name, model)
                 items.append(Item(name, spec, whole_array=bool(spec['size'])))
         any_modified = any_ro = False
         for item in items:
@@ -850,7 +967,7 @@ class Tool:
             fresh = self.state.load(record['pci'])
             params = fresh.setdefault('params', {})
             for name in model['params']:
-                if PARAM_DB[name]['ro'] or name not in params:
+                if (PARAM_DB[name]['ro'] and name not in model.get('not_ro', ())) or name not in params:
                     continue
                 default = params[name].get('default')
                 params[name]['next'] = list(default) if isinstance(default, list) else default

@@ -32,9 +32,12 @@ class Sim:
             env['FWSIM_FLAVOR'] = flavor
         return env
 
-    def tool(self, *args, flavor='mft', stdin=''):
+    def tool(self, *args, flavor='mft', stdin='', layout=None):
+        env = self.env()
+        if layout:
+            env['FWSIM_LAYOUT'] = layout
         return subprocess.run([sys.executable, FWSIM, '--flavor', flavor] + list(args), input=stdin, capture_output=True,
-                              text=True, env=self.env(), check=False, timeout=30)
+                              text=True, env=env, check=False, timeout=30)
 
     def admin(self, *args):
         proc = subprocess.run([sys.executable, FWSIM, 'admin'] + list(args), capture_output=True, text=True, env=self.env(),
@@ -61,9 +64,50 @@ class Sim:
             return json.load(handle)
 
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'common'))
+import corpus  # noqa: E402  pylint: disable=wrong-import-position
+
+
+def corpus_body(name):
+    return corpus.body('mlxconfig', name)
+
+
+def table(text):
+    """The 'Configurations:' header and the rows after it, without trailing blanks."""
+    lines = [line.rstrip() for line in text.split('\n')]
+    start = next(i for i, line in enumerate(lines) if line.startswith('Configurations:'))
+    rows = [line for line in lines[start + 1:] if line.strip() and not line.startswith(('The ', '-', ' Apply', 'Applying'))]
+    return [lines[start]] + rows
+
+
+# (model, real query in the corpus, the layout of the tool version that printed it, PCI address)
+REPLAY = [
+    ('ConnectX4LX', 'query_cx4lx_uefi_x86_mft.txt', 'mft-4.2x-wide', '0000:01:00.0'),
+    ('ConnectX5', 'query_cx5_mft411_next_boot.txt', 'mstflint-4.21', '0000:42:00.0'),
+    ('ConnectX6DX', 'query_cx6dx_mstconfig_full.txt', 'mft-4.30', '0000:4b:00.0'),
+]
+
+
+@pytest.mark.parametrize('model, sample, layout, pci', REPLAY)
+def test_query_replays_the_real_query_of_its_model(tmp_path, model, sample, layout, pci):
+    """A simulated adapter lists what the real one listed: the same rows, values and columns."""
+    sim = Sim(tmp_path / 'state')
+    sim.admin('init', '--model', model, '--pci', pci)
+    proc = sim.tool('-d', pci, 'q', layout=layout)
+    assert proc.returncode == 0, proc.stdout
+    assert table(proc.stdout) == table(corpus_body(sample))
+
+
 @pytest.fixture
 def sim(tmp_path):
     return Sim(tmp_path / 'state')
+
+
+@pytest.fixture
+def cx7(sim):
+    # A model without a real query in the corpus: its read-only rows come from the vocabulary (see docs/lab.md).
+    sim.admin('init', '--model', 'ConnectX7', '--pci', '0000:86:00.0')
+    return sim
 
 
 @pytest.fixture
@@ -76,8 +120,10 @@ def cx6dx(sim):
 # Query layouts
 # ---------------------------------------------------------------------------------------------
 def test_mft_query_reproduces_d1_sample(sim):
+    # The Dell card of that sample ships with PXE boot; the corpus's ConnectX-4 Lx (the model's rows) with none.
     sim.admin('init', '--model', 'ConnectX4LX', '--pci', '0000:19:00.0', '--name', '0R887V',
               '--description', 'MCX422A-ACAA ConnectX-4 Lx EN Dual Port SFP28; 25GbE for Dell rack NDC',
+              '--default', 'LEGACY_BOOT_PROTOCOL=PXE',
               '--set', 'ROCE_CONTROL=DEVICE_DEFAULT', '--next', 'ROCE_CONTROL=ROCE_ENABLE', '--next', 'LEGACY_BOOT_PROTOCOL=NONE')
     proc = sim.tool('-d', '19:00.0', '-e', 'q', 'MEMIC_BAR_SIZE', 'MEMIC_SIZE_LIMIT', 'PCI_DOWNSTREAM_PORT_OWNER', 'PCI_ATOMIC_MODE',
                     'ROCE_CONTROL', 'PCI_WR_ORDERING', 'LEGACY_BOOT_PROTOCOL')
@@ -153,7 +199,7 @@ def test_markers_and_footer(sim):
     sim.admin('init', '--model', 'ConnectX6DX', '--pci', '3b:00.0', '--set', 'SRIOV_EN=1', '--next', 'NUM_OF_VFS=16')
     proc = sim.tool('-d', '3b:00.0', '-e', 'q', 'SRIOV_EN', 'NUM_OF_VFS', 'ROCE_CONTROL')
     assert '*       SRIOV_EN                                    False(0)             True(1)              True(1)             \n' in proc.stdout
-    assert '*       NUM_OF_VFS                                  8                    8                    16                  \n' in proc.stdout
+    assert '*       NUM_OF_VFS                                  0                    0                    16                  \n' in proc.stdout
     assert '        ROCE_CONTROL                                ROCE_ENABLE(2)       ROCE_ENABLE(2)       ROCE_ENABLE(2)      \n' in proc.stdout
     assert proc.stdout.endswith("The '*' shows parameters with next value different from default/current value.\n")
     # without -e the marker compares next with default only
@@ -162,12 +208,19 @@ def test_markers_and_footer(sim):
     assert '*       NUM_OF_VFS                                  16                  \n' in proc.stdout
 
 
-def test_ro_marker_mft_only(cx6dx):
+def test_real_queries_print_no_ro_marker_on_cx6dx(cx6dx):
+    # The real ConnectX-6 Dx query lists NUM_VF_MSIX and SAFE_MODE_ENABLE without an RO marker.
     proc = cx6dx.tool('-d', '3b:00.0', '-e', 'q', 'SAFE_MODE_ENABLE', 'NUM_VF_MSIX')
+    assert 'RO' not in proc.stdout.split('Configurations:')[1]
+
+
+def test_ro_marker_mft_only(cx7):
+    cx6dx = cx7
+    proc = cx6dx.tool('-d', '86:00.0', '-e', 'q', 'SAFE_MODE_ENABLE', 'NUM_VF_MSIX')
     assert ' RO     SAFE_MODE_ENABLE                            True(1)              True(1)              True(1)             \n' in proc.stdout
     assert ' RO     NUM_VF_MSIX                                 11                   11                   11                  \n' in proc.stdout
     assert proc.stdout.endswith("\nThe 'RO' shows parameters which are for read only and cannot be changed\n")
-    proc = cx6dx.tool('-d', '3b:00.0', '-e', 'q', 'SAFE_MODE_ENABLE', flavor='mstflint')
+    proc = cx6dx.tool('-d', '86:00.0', '-e', 'q', 'SAFE_MODE_ENABLE', flavor='mstflint')
     assert '         SAFE_MODE_ENABLE                    True(1)         True(1)         True(1)         \n' in proc.stdout
     assert 'RO' not in proc.stdout.split('Configurations:')[1]
 
@@ -251,20 +304,21 @@ Applying... Done!
 """
 
 
-def test_set_reproduces_d2_sample(sim):
-    sim.admin('init', '--model', 'ConnectX5', '--pci', '0000:04:00.0', '--set', 'NUM_OF_VFS=0')
-    proc = sim.tool('-d', '/dev/mst/mt4119_pciconf0', '-y', 'set', 'SRIOV_EN=1', 'NUM_OF_VFS=8', flavor='mstflint')
-    assert proc.returncode == 0
-    assert [line.rstrip() for line in proc.stdout.split('\n')] == D2_SET_OUTPUT.split('\n')
-    assert '         SRIOV_EN                            False(0)        True(1)         \n' in proc.stdout
-    assert sim.param('0000:04:00.0', 'SRIOV_EN') == {'default': 0, 'current': 0, 'next': 1}
-    assert sim.param('0000:04:00.0', 'NUM_OF_VFS') == {'default': 8, 'current': 0, 'next': 8}
+def test_set_reproduces_real_cx6dx_transcript(sim):
+    """The real 'mstconfig -d 4b:00.0 set ROCE_CONTROL=ROCE_DISABLE' of the corpus, answered y at the prompt."""
+    sim.admin('init', '--model', 'ConnectX6DX', '--pci', '0000:4b:00.0')
+    proc = sim.tool('-d', '4b:00.0', '-y', 'set', 'ROCE_CONTROL=ROCE_DISABLE', layout='mft-4.30')
+    assert proc.returncode == 0, proc.stdout
+    expected = corpus_body('set_cx6dx_roce_disable.txt')
+    assert [line.rstrip() for line in proc.stdout.strip('\n').split('\n')] == \
+        [line.rstrip() for line in expected.strip('\n').split('\n')]
+    assert sim.param('0000:4b:00.0', 'ROCE_CONTROL') == {'default': 2, 'current': 2, 'next': 1}
 
 
 def test_set_mft_layout_and_same_value_still_applied(cx6dx):
     proc = cx6dx.tool('-d', '3b:00.0', '-y', 's', 'SRIOV_EN=False', 'ROCE_CONTROL=roce_enable')
     assert proc.returncode == 0
-    assert ('Configurations:                                     Next Boot            New\n'
+    assert ('Configurations:                                     Next Boot       New\n'
             '        SRIOV_EN                                    False(0)             False(0)            \n'
             '        ROCE_CONTROL                                ROCE_ENABLE(2)       ROCE_ENABLE(2)      \n'
             '\n'
@@ -316,7 +370,7 @@ def test_prompt_abort_changes_nothing(cx6dx):
 @pytest.mark.parametrize('args', [
     ['SRIOV_EN=1', 'NUM_OF_VFS=999'],
     ['SRIOV_EN=1', 'NO_SUCH_PARAM=1'],
-    ['SRIOV_EN=1', 'SAFE_MODE_ENABLE=0'],
+    ['SRIOV_EN=1', 'SAFE_MODE_ENABLE=5'],
     ['SRIOV_EN=1', 'ROCE_CONTROL=bogus'],
     ['SRIOV_EN=1', 'LINK_TYPE_P1=ETH'],
 ])
@@ -337,7 +391,8 @@ def test_force_skips_range_check_only(cx6dx):
             '-W- Incorrect configuration might yield unexpected results. running in this mode is not recommended.\n'
             ' Apply new Configuration? (y/n) [n] : y\n') in proc.stdout
     assert cx6dx.param('0000:3b:00.0', 'NUM_OF_VFS')['next'] == 500
-    proc = cx6dx.tool('-d', '3b:00.0', '-y', '--force', 'set', 'NUM_VF_MSIX=1')
+    cx6dx.admin('init', '--model', 'ConnectX7', '--pci', '0000:86:00.0')
+    proc = cx6dx.tool('-d', '86:00.0', '-y', '--force', 'set', 'NUM_VF_MSIX=1')
     assert proc.returncode == 3
     proc = cx6dx.tool('-d', '3b:00.0', '-y', '--force', 'set', 'SRIOV_EN=maybe')
     assert proc.returncode == 3
@@ -356,7 +411,7 @@ def test_reset_and_power_cycle_line(sim):
         '-I- Please power cycle machine to load new configurations.\n')
     params = sim.device('0000:3b:00.0')['params']
     assert params['SRIOV_EN'] == {'default': 0, 'current': 1, 'next': 0}
-    assert params['NUM_OF_VFS'] == {'default': 8, 'current': 8, 'next': 8}
+    assert params['NUM_OF_VFS'] == {'default': 0, 'current': 0, 'next': 0}
     assert sim.calls()[-1] == {'argv': ['-d', '3b:00.0', '-y', 'reset'], 'flavor': 'mstflint', 'mutating': True, 'rc': 0,
                                'device': '0000:3b:00.0'}
 
@@ -391,7 +446,6 @@ ERROR_CASES = [
      '-E- Index 20 of the parameter PCI_DOWNSTREAM_PORT_OWNER is out of range. Maximal index is 15'),
     (['-d', '3b:00.0', '-y', 's', 'NO_SUCH_PARAM=1'], '-E- Unknown Parameter: NO_SUCH_PARAM'),
     (['-d', '3b:00.0', '-y', 's', 'LINK_TYPE_P2=ETH'], "-E- The Device doesn't support LINK_TYPE_P2 parameter"),
-    (['-d', '3b:00.0', '-y', 's', 'SAFE_MODE_ENABLE=0'], '-E- Failed to set configuration: Operation is not supported (Read only TLV: SAFE_MODE_ENABLE)'),
     (['-d', '3b:00.0', '-y', 's', 'SRIOV_EN=yes'], '-E- Failed to parse SRIOV_EN=yes: Unknown value yes'),
     (['-d', '3b:00.0', '-y', 's', 'ROCE_CONTROL=7'], '-E- Failed to parse ROCE_CONTROL=7: Unknown value 7'),
     (['-d', '3b:00.0', '-y', 's', 'NUM_OF_VFS=eight'], '-E- Failed to parse NUM_OF_VFS=eight: Cannot parse the value'),
@@ -411,6 +465,12 @@ ERROR_CASES = [
     (['-d', '0000:99:00.0', 'q'], '-E- Failed to open the device'),
     (['-d', '/dev/mst/mt4125_pciconf9', 'q'], '-E- Failed to open the device'),
 ]
+
+
+def test_read_only_error_text(cx7):
+    proc = cx7.tool('-d', '86:00.0', '-y', 's', 'SAFE_MODE_ENABLE=0')
+    assert proc.returncode == 3
+    assert '-E- Failed to set configuration: Operation is not supported (Read only TLV: SAFE_MODE_ENABLE)' in proc.stdout
 
 
 @pytest.mark.parametrize('args, message', ERROR_CASES)
@@ -494,12 +554,12 @@ def test_json_output(cx6dx, tmp_path):
     with open(out) as handle:
         data = json.load(handle)
     dev = data['Device #1']
-    assert (dev['device_type'], dev['name'], dev['device']) == ('ConnectX6DX', 'MCX623106AN-CDA_Ax', '3b:00.0')
+    assert (dev['device_type'], dev['name'], dev['device']) == ('ConnectX6DX', 'MCX623432AN-ADA_Ax', '3b:00.0')
     tlv = dev['tlv_configuration']
     assert tlv['SRIOV_EN'] == {'read_only': False, 'modified': True, 'default_value': 'False(0)', 'current_value': 'False(0)',
                                'next_value': 'True(1)'}
-    assert tlv['NUM_OF_VFS'] == {'read_only': False, 'modified': True, 'default_value': 8, 'current_value': 8, 'next_value': 4}
-    assert tlv['SAFE_MODE_ENABLE']['read_only'] is True
+    assert tlv['NUM_OF_VFS'] == {'read_only': False, 'modified': True, 'default_value': 0, 'current_value': 0, 'next_value': 4}
+    assert tlv['SAFE_MODE_ENABLE']['read_only'] is False
     assert tlv['PCI_DOWNSTREAM_PORT_OWNER']['next_value'] == 'Array[0..15]'
     proc = cx6dx.tool('-d', '3b:00.0', '-j', out, 'q', 'SRIOV_EN')
     with open(out) as handle:

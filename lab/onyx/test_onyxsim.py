@@ -37,6 +37,26 @@ SEED = [
     'dcb priority-flow-control priority 3 enable',
     'interface ethernet 1/1-1/4 qos trust L3',
 ]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'common'))
+import corpus  # noqa: E402  pylint: disable=wrong-import-position
+
+
+def corpus_body(name):
+    return corpus.body('onyx', name)
+
+
+def roce_fields(text):
+    """What 'show roce' says, read as the collection reads it: label -> value, spacing ignored."""
+    fields = {}
+    for line in text.splitlines():
+        if ':' in line:
+            label, value = line.split(':', 1)
+            label = re.sub(r'\s*\(KB\)$', '', label.strip())
+            if label in ('RoCE mode', 'Port trust mode', 'PFC', 'Min', 'Max', 'Mode', 'switch-priority 3', 'Selector', 'Protocol'):
+                fields[label] = value.strip()
+    return fields
+
+
 PROMPT_END = re.compile(r'(?:^|\n)[^\n]*(?: >| #) $')
 
 
@@ -198,7 +218,11 @@ def test_seed_setup_lands_in_state_and_show_output(sim, conn):
         'interface ethernet 1/4 switchport access vlan 111',
         'interface ethernet 1/4 qos trust L3',
     ]
-    roce = conn.send_command('show roce').splitlines()
+    shown = conn.send_command('show roce')
+    assert roce_fields(shown) == roce_fields(corpus_body('show_roce_lossless_doc_3.10.4100.txt')), \
+        'the simulator reads differently from the vendor example of show roce in lossless mode'
+    assert conn.send_command('show hosts | include Hostname').strip() == 'Hostname: sw'
+    roce = shown.splitlines()
     assert roce[:3] == ['RoCE mode      : lossless', 'LLDP           : enabled', 'Port trust mode: L3']
     assert 'PFC              : enabled' in roce and '  Min (KB): 150' in roce and '  Max (KB): 1500' in roce
     pfc = conn.send_command('show dcb priority-flow-control').splitlines()

@@ -101,7 +101,7 @@ def test_power_cycle_is_reported_and_a_reboot_does_not_load_it(gpu1):
 @pytest.mark.parametrize("host, args, message", [
     ("gpu1", dict(devices=["all"], params=dict(NO_SUCH_PARAM=1)), "Unknown Parameter"),
     ("gpu1", dict(devices=[CX6DX], params=dict(LINK_TYPE_P1="ETH")), "doesn't support LINK_TYPE_P1"),
-    ("gpu1", dict(devices=[CX6DX], params=dict(SAFE_MODE_ENABLE=False)), "SAFE_MODE_ENABLE is read-only"),
+    ("gpu1", dict(devices=[CX7], params=dict(SAFE_MODE_ENABLE=False)), "SAFE_MODE_ENABLE is read-only"),
     ("gpu2", dict(devices=[CX6], params=dict(NUM_VF_MSIX=4, SRIOV_EN=True)), "Read only"),
     ("gpu1", dict(devices=[CX6DX], params=dict(ROCE_CONTROL="ROCE_SOMETIMES", SRIOV_EN=True)), "Unknown value"),
     ("gpu1", dict(devices=[CX6DX], params=dict(NUM_OF_VFS=100000, SRIOV_EN=True)), "out of range"),

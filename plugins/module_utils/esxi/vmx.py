@@ -108,12 +108,36 @@ def current_keys(extra_config):
     return current
 
 
+_VMX_BOOLEANS = ("true", "false")
+
+
+def same_vmx_value(before, after):
+    """Whether the VM already holds ``after``: VMware reads TRUE, True and true alike (a key written by another
+    tool, community.vmware's vmware_guest for one, keeps the case it was given)."""
+    if before is None or after is None:
+        return before is after
+    if before.lower() in _VMX_BOOLEANS and after.lower() in _VMX_BOOLEANS:
+        return before.lower() == after.lower()
+    return before == after
+
+
+def current_value(current, key):
+    """The VM's value of ``key``; VMX keys match without regard to case."""
+    if key in current:
+        return current[key]
+    folded = key.lower()
+    for name, value in current.items():
+        if name.lower() == folded:
+            return value
+    return None
+
+
 def compare(want, current):
     """``{key: dict(before, after)}`` for every wanted key that differs (after None: remove the key)."""
     changes = {}
     for key, value in sorted(want.items()):
-        before = current.get(key)
-        if before != value:
+        before = current_value(current, key)
+        if not same_vmx_value(before, value):
             changes[key] = dict(before=before, after=value)
     return changes
 

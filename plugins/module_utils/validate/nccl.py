@@ -149,6 +149,12 @@ def _header_columns(line):
 
 def _row(columns, line, number):
     tokens = line.split()
+    names = [name for _side, name in columns]
+    # Collectives without a reduction (alltoall, all_gather) print a blank redop cell in nccl-tests before 2.13:
+    # one field short, the time where the redop would be.
+    if (len(tokens) == len(columns) - 1 and "redop" in names and names.index("redop") < len(tokens)
+            and re.match(r"^[\d.]+$", tokens[names.index("redop")])):
+        tokens.insert(names.index("redop"), None)
     if len(tokens) != len(columns):
         raise NcclParseError("line %d: results row has %d fields, the header has %d: %s"
                              % (number, len(tokens), len(columns), line.strip()))
@@ -162,7 +168,7 @@ def _row(columns, line, number):
             elif name == "root":
                 row["root"] = int(token) if re.match(r"^-?\d+$", token) else None
             else:
-                row[name] = token
+                row[name] = token  # None for a blank redop cell
             continue
         key = {"time": "time_us"}.get(name, name)
         if name == "#wrong":

@@ -13,8 +13,10 @@ import re
 
 import pytest
 
+from ansible_collections.roce.fabric.plugins.module_utils.esxi import parsers as esxcli
 from ansible_collections.roce.fabric.plugins.module_utils.firmware import parsers as mlx
-from ansible_collections.roce.fabric.plugins.module_utils.validate import gpu, nccl
+from ansible_collections.roce.fabric.plugins.module_utils.onyx import parsers as onyx_parsers
+from ansible_collections.roce.fabric.plugins.module_utils.validate import gpu, nccl, perftest
 from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
 ALL = sorted((tool, name) for tool in os.listdir(corpus.FIXTURES) if os.path.isdir(os.path.join(corpus.FIXTURES, tool))
@@ -22,8 +24,10 @@ ALL = sorted((tool, name) for tool in os.listdir(corpus.FIXTURES) if os.path.isd
 
 
 def expectations(tool, name):
-    words = corpus.meta(tool, name).get("expect", "").split()
-    return dict(word.split("=", 1) for word in words)
+    """The ``%% expect:`` words as a dict; a value may hold spaces up to the next ``key=`` word."""
+    text = corpus.meta(tool, name).get("expect", "")
+    pairs = re.findall(r"(\S+?)=(.*?)(?=\s+\S+=|$)", text)
+    return dict((key, value.strip()) for key, value in pairs)
 
 
 @pytest.mark.parametrize("tool, name", ALL)
@@ -37,9 +41,9 @@ def test_every_sample_says_where_it_comes_from(tool, name):
     assert corpus.read(tool, name).strip(), "empty sample"
 
 
-# Real samples each tool has at least (the aim is three; Onyx has two public outputs so far: docs/lab.md).
+# Real samples each tool has at least (the aim is three).
 MINIMUM = {("mlxconfig", "query_"): 3, ("mlxconfig", "set_"): 2, ("nccl", "info_"): 3, ("perftest", ""): 3,
-           ("rdma", ""): 3, ("gpu", "topo_"): 3, ("onyx", ""): 2}
+           ("rdma", ""): 3, ("gpu", "topo_"): 3, ("onyx", ""): 3}
 
 
 @pytest.mark.parametrize("tool, prefix", sorted(MINIMUM))
@@ -114,3 +118,82 @@ def test_topo_parser_on_every_matrix(name):
         else:
             one, other = key.split(".")
             assert topo["gpus"][one]["links"][other] == value
+
+
+# --- Onyx show roce -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", corpus.samples("onyx", "show_roce_"))
+def test_show_roce_parser_on_every_sample(name):
+    parsed = onyx_parsers.parse_show_roce(corpus.read("onyx", name))
+    for key, value in expectations("onyx", name).items():
+        if key == "pfc":
+            assert parsed["pfc"] is (value == "True")
+        elif key.startswith("ecn_"):
+            assert parsed["ecn"][key[4:]] == int(value)
+        else:
+            assert parsed[key] == value, key
+
+
+@pytest.mark.parametrize("name", corpus.samples("gpu", "query_"))
+def test_gpu_query_parser_on_every_csv(name):
+    rows = gpu.parse_query_csv(corpus.read("gpu", name))
+    assert len(rows) == int(expectations("gpu", name)["rows"])
+    for row in rows:
+        assert row["name"].startswith("NVIDIA ") and int(row["clocks.max.graphics"]) > 0
+
+
+# --- esxcli hardware pci list -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", corpus.samples("esxcli", "pci_list_", kinds=corpus.KINDS + ("built",)))
+def test_esxcli_pci_list_parser_on_every_sample(name):
+    text = corpus.read("esxcli", name)
+    devices = esxcli.parse_pci_list(text)
+    assert [d["address"] for d in devices] == [line.strip().lower() for line in text.splitlines() if line and not line[0].isspace()]
+    for key, value in expectations("esxcli", name).items():
+        if key == "devices":
+            assert len(devices) == int(value)
+            continue
+        address, field = key.rsplit(".", 1)
+        assert dict((d["address"], d) for d in devices)[address][field] == value, key
+
+
+# --- nccl-tests result tables -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", [n for n in corpus.samples("nccl") if n.endswith(".txt") and not n.startswith("nccl_bench")])
+def test_nccl_tests_parser_on_every_table(name):
+    text = corpus.read("nccl", name)
+    parsed = nccl.parse_results(text)
+    data_rows = [line for line in text.splitlines() if re.match(r"^\s+\d+\s+\d+\s", line)]
+    assert len(parsed["rows"]) == len(data_rows)
+    assert parsed["avg_busbw"] is not None and parsed["oob_ok"] is True
+    assert parsed["max_busbw"] == max(max(r["out_of_place"]["busbw"], r["in_place"]["busbw"]) for r in parsed["rows"])
+
+
+# --- perftest -----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", corpus.samples("perftest"))
+def test_perftest_parser_on_every_sample(name):
+    text = corpus.read("perftest", name)
+    expect = expectations("perftest", name)
+    if "error" in expect:
+        with pytest.raises(perftest.PerftestParseError):
+            perftest.parse_perftest(text)
+        return
+    parsed = perftest.parse_perftest(text)
+    row = parsed["rows"][0]
+    assert row["bytes"] == int(expect["bytes"]) and row["iterations"] == int(expect["iterations"])
+    if parsed["kind"] == "bw":
+        assert parsed["unit"] == expect["units"] and row["bw_average"] == float(expect["bw_avg"])
+    else:
+        assert row["t_avg"] == float(expect["t_avg"])
+
+
+# --- rping --------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", corpus.samples("rping"))
+def test_rping_parser_on_every_sample(name):
+    expect = expectations("rping", name)
+    result = perftest.parse_rping(corpus.read("rping", name), rc=int(expect["rc"]), expected=int(expect["pings"]) or None)
+    assert result["pings"] == int(expect["pings"]) and result["ok"] is (expect["ok"] == "True")
+    if "cause" in expect:
+        assert result["cause"] == expect["cause"]

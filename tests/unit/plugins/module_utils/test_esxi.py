@@ -10,6 +10,7 @@ import os
 import pytest
 
 from ansible_collections.roce.fabric.plugins.module_utils.esxi import parsers as esxcli
+from ansible_collections.roce.fabric.plugins.module_utils.esxi import vmx
 from ansible_collections.roce.fabric.plugins.module_utils.esxi.vsphere import typed_option_value
 from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
@@ -26,15 +27,10 @@ def test_kernel_list_public_sample():
         "vga": dict(type="Bool", configured="FALSE", runtime="TRUE", default="TRUE", description="Enable/Disable VGA support.")}
 
 
-def test_kernel_list_pending_ats_keeps_description_with_spaces():
-    ats = esxcli.parse_kernel_settings(fixture("kernel_list_ats_pending.txt"))["atsSupport"]
-    assert (ats["configured"], ats["runtime"], ats["description"]) == ("TRUE", "FALSE", "Enable Support for PCIe ATS")
-
-
-def test_kernel_list_several_types():
-    settings = esxcli.parse_kernel_settings(fixture("kernel_list_several.txt"))
-    assert sorted(settings) == ["atsSupport", "maxPCPUS", "vga"]
-    assert settings["maxPCPUS"]["type"] == "uint32" and settings["maxPCPUS"]["runtime"] == "4096"
+def test_kernel_list_pending_change_keeps_description_with_spaces():
+    # Set, not yet rebooted: Configured differs from Runtime.
+    vga = esxcli.parse_kernel_settings(fixture("kernel_list_vga.txt"))["vga"]
+    assert (vga["configured"], vga["runtime"], vga["description"]) == ("FALSE", "TRUE", "Enable/Disable VGA support.")
 
 
 def test_kernel_list_without_table_is_an_error():
@@ -77,3 +73,14 @@ def test_typed_option_value(current, wanted, expected):
 def test_typed_option_value_refuses(current, wanted):
     with pytest.raises(ValueError):
         typed_option_value(current, wanted)
+
+
+def test_vmx_values_compare_as_vmware_reads_them():
+    # community.vmware's vmware_guest writes TRUE where vmx_passthru writes true: the same setting to VMware.
+    current = {"pciPassthru.use64bitMMIO": "TRUE", "PCIPASSTHRU.ALLOWP2P": "true", "pciPassthru.64bitMMIOSizeGB": "512"}
+    want = {"pciPassthru.use64bitMMIO": "true", "pciPassthru.allowP2P": "true", "pciPassthru.64bitMMIOSizeGB": "512"}
+    assert vmx.compare(want, current) == {}
+    assert vmx.compare({"pciPassthru.use64bitMMIO": "false"}, current) == {
+        "pciPassthru.use64bitMMIO": dict(before="TRUE", after="false")}
+    assert vmx.compare({"pciPassthru.64bitMMIOSizeGB": "1024"}, current)["pciPassthru.64bitMMIOSizeGB"]["before"] == "512"
+    assert vmx.compare({"numa.nodeAffinity": None}, current) == {}

@@ -26,6 +26,7 @@ def fixture(name):
     ("system_6.1_shared.txt", {"netns": "shared", "copy_on_fork": True}),
     ("system_6.1_exclusive.txt", {"netns": "exclusive", "copy_on_fork": True}),
     ("system_newest_shared.txt", {"netns": "shared", "privileged_qkey": False, "monitor": False, "copy_on_fork": True}),
+    ("system_6.15_shared.txt", {"netns": "shared", "monitor": False, "copy_on_fork": True}),
 ])
 def test_every_rdma_system_variant(name, expected):
     assert rdma_tools.parse_system(fixture(name)) == expected
@@ -58,10 +59,20 @@ def test_dev_show_details_ignores_caps_lines():
 
 
 def test_dev_show_hardware_devices_with_firmware():
-    devices = rdma_tools.parse_dev_show(fixture("dev_show_mlx5_irdma.txt"))
-    expected = [(0, "mlx5_0", "22.36.1010"), (1, "mlx5_1", "22.36.1010"), (2, "irdma0", "1.71")]
+    # A PF and a subfunction: the kernel's indexes need not be 0, 1, ...
+    devices = rdma_tools.parse_dev_show(fixture("dev_show_mlx5_sf_kernel_doc.txt"))
+    expected = [(8, "rocep6s0f1", "16.29.0550"), (13, "mlx5_0", "16.29.0550")]
     assert [(d["index"], d["name"], d["fw"]) for d in devices] == expected
-    assert [d["name"] for d in rdma_tools.parse_devices(fixture("dev_show_mlx5_irdma.json"))] == ["mlx5_0", "irdma0"]
+    assert [d["name"] for d in rdma_tools.parse_devices(fixture("dev_show_mlx5_sf_kernel_doc.txt"))] == ["rocep6s0f1", "mlx5_0"]
+
+
+def test_dev_show_of_iproute2_6_15_prints_the_protocol():
+    devices = rdma_tools.parse_dev_show(fixture("dev_show_rxe_6.15.txt"))
+    assert [(d["index"], d["name"]) for d in devices] == [(0, "rxe0")]
+    assert [d["name"] for d in rdma_tools.parse_devices(fixture("dev_show_rxe_6.15.json"))] == ["rxe0"]
+    newer, older = rdma_tools.parse_devices(fixture("dev_show_rxe_6.15.txt")), rdma_tools.parse_devices(fixture("dev_show_rxe.txt"))
+    assert newer[0]["protocol"] == "roce" and "protocol" not in older[0]
+    assert dict((k, v) for k, v in newer[0].items() if k != "protocol") == older[0]
 
 
 def test_dev_show_of_an_unknown_device_lists_nothing():
@@ -80,6 +91,8 @@ def test_link_show():
         {"device": "rxe0", "port": 1, "state": "ACTIVE", "physical_state": "LINK_UP", "netdev": "enp1s0"}]
     links = rdma_tools.parse_link_show(fixture("link_show_mlx5.txt"))
     assert [(l["device"], l["netdev"]) for l in links] == [("mlx5_0", "ens6f0np0"), ("mlx5_1", "ens6f1np1")]
+    assert rdma_tools.parse_link_show(fixture("link_show_mlx5_sf_kernel_doc.txt")) == [
+        {"device": "mlx5_0", "port": 1, "state": "ACTIVE", "physical_state": "LINK_UP", "netdev": "p0sf88"}]
 
 
 @pytest.mark.parametrize("name, kind", [
@@ -105,6 +118,7 @@ def test_netns_list_with_and_without_ids():
 
 @pytest.mark.parametrize("text, version, supported", [
     (fixture("version_6.1.txt"), "6.1.0", True),
+    (fixture("version_6.15.txt"), "6.15.0", True),
     (fixture("version_ss190107.txt"), "ss190107", False),
     ("rdma utility, iproute2-ss191125\n", "ss191125", True),
     ("rdma utility, iproute2-5.3.0\n", "5.3.0", False),

@@ -20,35 +20,47 @@ def fixture(name):
         return corpus.split(handle.read())[1]
 
 
+CURRENT = "all_reduce_2.19.6_h200x2.txt"
+OLDER = "all_reduce_2.11.0_h200x2_error_column.txt"
+
+
 def test_current_layout_with_root_and_wrong():
-    parsed = nc.parse_results(fixture("all_reduce_2.18_h100.txt"))
-    assert parsed["version"] == "2.18.0"
-    assert parsed["collective"] == "all_reduce_perf_mpi"
+    parsed = nc.parse_results(fixture(CURRENT))
+    assert parsed["version"] == "2.19.6"
+    assert parsed["collective"] == "all_reduce_perf"
     assert parsed["layout"] == "wrong"
-    assert len(parsed["rows"]) == 2
-    row = parsed["rows"][1]
-    assert row["size"] == 1073741824 and row["count"] == 268435456
+    assert len(parsed["rows"]) == 13
+    row = parsed["rows"][-1]
+    assert row["size"] == 134217728 and row["count"] == 33554432
     assert row["type"] == "float" and row["redop"] == "sum" and row["root"] == -1
-    assert row["out_of_place"] == dict(time_us=10314.0, algbw=104.11, busbw=195.20, wrong=0)
-    assert row["in_place"] == dict(time_us=10339.0, algbw=103.85, busbw=194.73, wrong=0)
+    assert row["out_of_place"] == dict(time_us=470.41, algbw=285.32, busbw=285.32, wrong=0)
+    assert row["in_place"] == dict(time_us=468.19, algbw=286.67, busbw=286.67, wrong=0)
     assert parsed["oob_values"] == 0 and parsed["oob_ok"] is True
-    assert parsed["avg_busbw"] == 194.675
-    assert parsed["max_busbw"] == 195.20
+    assert parsed["avg_busbw"] == 61.7731
+    assert parsed["max_busbw"] == 286.67
     assert nc.results_verdict(parsed) == (True, [])
-    ok, reasons = nc.results_verdict(parsed, min_busbw=200)
-    assert not ok and "below the threshold 200.000" in reasons[0]
+    ok, reasons = nc.results_verdict(parsed, min_busbw=300)
+    assert not ok and "below the threshold 300.000" in reasons[0]
 
 
 def test_older_layout_without_root_and_with_error_column():
-    parsed = nc.parse_results(fixture("all_reduce_old_error_layout.txt"))
+    parsed = nc.parse_results(fixture(OLDER))
     assert parsed["layout"] == "error"
     assert parsed["version"] is None
-    assert [r["size"] for r in parsed["rows"]] == [8, 1024, 1048576, 134217728]
+    assert [r["size"] for r in parsed["rows"]][:3] == [8, 32, 128] and len(parsed["rows"]) == 13
     row = parsed["rows"][-1]
     assert row["root"] is None
-    assert row["out_of_place"] == dict(time_us=1570.4, algbw=85.47, busbw=149.57, error=5e-07)
-    assert parsed["avg_busbw"] == 42.1785
+    assert row["out_of_place"] == dict(time_us=468.7, algbw=286.34, busbw=286.34, error=0.0)
+    assert parsed["avg_busbw"] == 61.4834
     assert parsed["wrong_total"] == 0
+
+
+def test_alltoall_of_the_older_layout_has_a_blank_redop_cell():
+    parsed = nc.parse_results(fixture("alltoall_2.11.0_h200x2_blank_redop.txt"))
+    assert [r["size"] for r in parsed["rows"]] == [1048576, 4194304, 16777216, 67108864]
+    assert parsed["rows"][0]["redop"] is None and parsed["rows"][0]["type"] == "float"
+    assert parsed["rows"][0]["in_place"]["error"] == 1.0
+    assert parsed["avg_busbw"] == 128.935
 
 
 def test_wrong_values_and_out_of_bounds_fail():
@@ -67,29 +79,31 @@ def test_truncated_output():
 
 
 def test_malformed_row():
-    with pytest.raises(nc.NcclParseError, match="row has 8 fields, the header has 13"):
+    with pytest.raises(nc.NcclParseError, match="row has 7 fields, the header has 13"):
         nc.parse_results(fixture("all_reduce_malformed_row.txt"))
 
 
 def test_no_table_and_header_only():
     with pytest.raises(nc.NcclParseError, match="no nccl-tests results header"):
         nc.parse_results(fixture("torch_allreduce_h200x2_p2p_info.log"))
-    header_only = "\n".join(fixture("all_reduce_2.18_h100.txt").splitlines()[:10])
+    lines = fixture(CURRENT).splitlines()
+    header_only = "\n".join(lines[:[i for i, line in enumerate(lines) if "(B)" in line][0] + 1])
     with pytest.raises(nc.NcclParseError, match="no result rows"):
         nc.parse_results(header_only)
 
 
 def test_failed_average_marker():
-    text = fixture("all_reduce_2.18_h100.txt").replace("194.675 ", "194.675 FAILED")
+    text = fixture(CURRENT).replace("61.7731 ", "61.7731 FAILED")
     parsed = nc.parse_results(text)
     assert parsed["avg_status"] == "FAILED"
     assert not nc.results_verdict(parsed)[0]
 
 
 def test_na_check_column():
-    text = fixture("all_reduce_2.18_h100.txt").replace("194.73      0", "194.73    N/A")
-    parsed = nc.parse_results(text)
+    # nccl-tests prints N/A where it cannot check in-place alltoall.
+    parsed = nc.parse_results(fixture("alltoall_2.19.6_h200x2.txt"))
     assert parsed["rows"][1]["in_place"]["wrong"] is None
+    assert parsed["rows"][1]["out_of_place"]["wrong"] == 0 and parsed["rows"][1]["redop"] == "none"
 
 
 @pytest.mark.parametrize("collective, n, factor", [
@@ -240,7 +254,7 @@ def test_nccl_bench_h200_socket_fallback_flagged():
 
 
 def test_parse_all_results_single_table_and_truncated_second():
-    assert len(nc.parse_all_results(fixture("all_reduce_2.18_h100.txt"))) == 1
+    assert len(nc.parse_all_results(fixture(CURRENT))) == 1
     text = fixture("nccl_bench_h200x2_p2p.txt")
     cut = text[:text.index("# Out of bounds values", text.index("all_to_all_perf_torch"))]
     with pytest.raises(nc.NcclParseError, match="truncated"):
@@ -248,12 +262,11 @@ def test_parse_all_results_single_table_and_truncated_second():
 
 
 def test_ranks_from_using_devices_lines_in_both_layouts():
-    current = nc.parse_results(fixture("all_reduce_2.18_h100.txt"))
-    assert current["ranks"][0] == dict(rank=0, group=0, pid=2994729, host="lab", device=0,
-                                       detail="[0000:02:00] NVIDIA GeForce RTX 5090")
-    older = nc.parse_results(fixture("all_reduce_old_error_layout.txt"))
-    assert [(r["rank"], r["host"], r["device"]) for r in older["ranks"]] == [(0, "dgx-01", 0), (1, "dgx-01", 1)]
-    assert older["ranks"][1]["detail"] == "[0x0a] Tesla V100-SXM2-32GB"
+    current = nc.parse_results(fixture(CURRENT))
+    assert current["ranks"][0] == dict(rank=0, group=0, pid=1922, host="vm", device=0, detail="[0000:00:06] NVIDIA H200")
+    older = nc.parse_results(fixture(OLDER))
+    assert [(r["rank"], r["host"], r["device"]) for r in older["ranks"]] == [(0, "vm", 0), (1, "vm", 1)]
+    assert older["ranks"][1]["detail"] == "[0x00] NVIDIA H200"
 
 
 def test_mpirun_argv_binds_ranks_and_exports_environment():

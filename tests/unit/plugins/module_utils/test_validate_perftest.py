@@ -46,24 +46,25 @@ def test_write_bw_softroce_tab_separated_settings():
 
 
 def test_read_bw_mbsec_converted_to_gbits():
-    parsed = pt.parse_perftest(fixture("read_bw_mlx5_mbsec_built.txt"))
+    parsed = pt.parse_perftest(fixture("read_bw_rxe_mbsec_client.txt"))
     assert parsed["unit"] == "MB/sec"
-    assert [r["bytes"] for r in parsed["rows"]] == [2, 1024, 65536, 8388608]
+    assert [r["bytes"] for r in parsed["rows"]] == [65536]
     last = parsed["rows"][-1]
-    assert last["bw_average"] == 2790.07
-    assert last["bw_average_gbps"] == pytest.approx(2790.07 * 1048576 * 8 / 1e9, rel=1e-6)
-    assert parsed["settings"]["outstanding_reads"] == "16"
-    assert pt.summarize(parsed)["bytes"] == 8388608
+    assert last["bw_average"] == 2.93
+    assert last["bw_average_gbps"] == pytest.approx(2.93 * 1048576 * 8 / 1e9, abs=1e-6)
+    assert parsed["settings"]["outstanding_reads"] == "128"
+    assert parsed["settings"]["rdma_cm"] == "ON" and parsed["settings"]["device"] == "rxe0"
+    assert pt.summarize(parsed)["bytes"] == 65536
 
 
 def test_send_lat_table():
-    parsed = pt.parse_perftest(fixture("send_lat_mlx5_built.txt"))
+    parsed = pt.parse_perftest(fixture("send_lat_rxe_client.txt"))
     assert parsed["kind"] == "lat"
     row = parsed["rows"][0]
-    assert row["bytes"] == 2 and row["iterations"] == 1000
-    assert row["t_min"] == 1.62 and row["t_max"] == 4.91 and row["t_typical"] == 1.68
-    assert row["t_avg"] == 1.70 and row["t_stdev"] == 0.07 and row["p99"] == 1.93 and row["p99_9"] == 4.91
-    assert pt.summarize(parsed) == dict(bytes=2, value=1.70, unit="usec")
+    assert row["bytes"] == 2 and row["iterations"] == 200
+    assert row["t_min"] == 271.77 and row["t_max"] == 3033.92 and row["t_typical"] == 399.00
+    assert row["t_avg"] == 592.35 and row["t_stdev"] == 491.61 and row["p99"] == 3012.18 and row["p99_9"] == 3033.92
+    assert pt.summarize(parsed) == dict(bytes=2, value=592.35, unit="usec")
 
 
 @pytest.mark.parametrize("name, cause", [
@@ -105,23 +106,22 @@ def test_no_device_classified():
     assert pt.classify_error("Conflicting CPU frequency values detected: 1 != 2. CPU Frequency is not max.\n") == (None, None)
 
 
-RPING_OK = "".join("ping data: rdma-ping-%d: ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqr\n" % i for i in range(5))
+def rping(name):
+    return corpus.read("rping", name)
 
 
 def test_rping_server_lines_count():
-    server = RPING_OK.replace("ping data:", "server ping data:")
-    assert pt.parse_rping(server, rc=0, expected=5)["ok"] is True
+    assert pt.parse_rping(rping("rping_server_3.txt"), rc=0, expected=3)["ok"] is True
 
 
 def test_rping_success_and_count():
-    assert pt.parse_rping(RPING_OK, rc=0, expected=5) == dict(pings=5, errors=[], cause=None, ok=True)
-    result = pt.parse_rping(RPING_OK, rc=0, expected=10)
+    assert pt.parse_rping(rping("rping_client_3.txt"), rc=0, expected=3) == dict(pings=3, errors=[], cause=None, ok=True)
+    result = pt.parse_rping(rping("rping_client_3.txt"), rc=0, expected=10)
     assert result["ok"] is False and result["cause"] == "incomplete"
 
 
 def test_rping_errors():
-    text = "cma event RDMA_CM_EVENT_REJECTED, error 8\nwait for CONNECTED state 10\nconnect error -1\n"
-    result = pt.parse_rping(text, rc=255)
+    result = pt.parse_rping(rping("rping_unreachable.txt"), rc=255)
     assert result["ok"] is False
     assert result["cause"] == "unreachable"
     result = pt.parse_rping("rdma_bind_addr: Address already in use\n", rc=255)
