@@ -148,6 +148,23 @@ def test_check_mode_reports_the_change_and_runs_no_set(tool):
     assert result["devices"]["0000:19:00.0"]["params"]["NUM_OF_VFS"]["next_boot"] == "16"
 
 
+@pytest.mark.parametrize("query", ["query_cx4lx_uefi_x86_mft.txt", "query_cx5_mft411_next_boot.txt", "query_cx6dx_mstconfig_full.txt"])
+def test_real_full_queries_with_lower_case_names(monkeypatch, sysfs, query):
+    """Real queries of a ConnectX-4 Lx, a ConnectX-5 and a ConnectX-6 Dx list EXP_ROM_UEFI_x86_ENABLE: the module
+    reads them, matches a wanted name in any case and sends the device's own spelling."""
+    fake = FakeTool(query=query)
+    install(monkeypatch, fake)
+    current = "True(1)" if query.startswith("query_cx6dx") else "False(0)"
+    result = run(dict(devices=["19:00.0"], params=dict(EXP_ROM_UEFI_X86_ENABLE=True)), check_mode=True, diff=True)
+    assert result["failed"] is False, result
+    if current == "True(1)":
+        assert result["changed"] is False and fake.mutating == []
+    else:
+        assert result["changed"] is True
+        assert result["commands"] == ["/usr/bin/mstconfig -d 0000:19:00.0 -y set EXP_ROM_UEFI_x86_ENABLE=True"]
+        assert result["diff"]["before"] == {"0000:19:00.0": {"EXP_ROM_UEFI_X86_ENABLE": "False(0)"}}
+
+
 def test_power_cycle_is_reported(monkeypatch, sysfs):
     fake = FakeTool(set_output="set_cx6dx_power_cycle.txt")
     install(monkeypatch, fake)
