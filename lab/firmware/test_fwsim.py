@@ -98,6 +98,15 @@ def test_query_replays_the_real_query_of_its_model(tmp_path, model, sample, layo
     assert table(proc.stdout) == table(corpus_body(sample))
 
 
+def test_error_text_replays_the_real_one(tmp_path):
+    """A real ConnectX-4 Lx asked for a parameter it does not have (the corpus's mstconfig error line)."""
+    sim = Sim(tmp_path / 'state')
+    sim.admin('init', '--model', 'ConnectX4LX', '--pci', '0000:01:00.0')
+    proc = sim.tool('-d', '01:00.0', 'q', 'MPFS_UC_LOOPBACK_DISABLE_P1', flavor='mstflint')
+    assert proc.returncode == 3
+    assert proc.stdout.strip().split('\n')[-1] == corpus_body('error_cx4lx_unsupported_parameter.txt').strip()
+
+
 @pytest.fixture
 def sim(tmp_path):
     return Sim(tmp_path / 'state')

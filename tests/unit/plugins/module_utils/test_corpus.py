@@ -197,3 +197,9 @@ def test_rping_parser_on_every_sample(name):
     assert result["pings"] == int(expect["pings"]) and result["ok"] is (expect["ok"] == "True")
     if "cause" in expect:
         assert result["cause"] == expect["cause"]
+
+
+@pytest.mark.parametrize("name", [n for n in sorted(os.listdir(os.path.join(corpus.FIXTURES, "mlxconfig"))) if n.startswith("error_")])
+def test_mlxconfig_error_lines(name):
+    errors = mlx.error_lines(corpus.read("mlxconfig", name))
+    assert errors == [expectations("mlxconfig", name)["error"]]
