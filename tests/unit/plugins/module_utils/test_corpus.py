@@ -16,6 +16,8 @@ import pytest
 from ansible_collections.roce.fabric.plugins.module_utils.esxi import parsers as esxcli
 from ansible_collections.roce.fabric.plugins.module_utils.firmware import parsers as mlx
 from ansible_collections.roce.fabric.plugins.module_utils.onyx import parsers as onyx_parsers
+from ansible_collections.roce.fabric.plugins.module_utils.rdma import sriov
+from ansible_collections.roce.fabric.plugins.module_utils.rdma import tools as rdma_tools
 from ansible_collections.roce.fabric.plugins.module_utils.validate import gpu, nccl, perftest
 from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
@@ -203,3 +205,44 @@ def test_rping_parser_on_every_sample(name):
 def test_mlxconfig_error_lines(name):
     errors = mlx.error_lines(corpus.read("mlxconfig", name))
     assert errors == [expectations("mlxconfig", name)["error"]]
+
+
+# --- iproute2 rdma, ip netns, initramfs, ip link VFs ------------------------------------------------------------
+
+RDMA_PARSERS = (
+    ("system_", lambda text: rdma_tools.parse_system(text)),
+    ("dev_show_", lambda text: rdma_tools.parse_devices(text)),
+    ("link_show_", lambda text: rdma_tools.parse_link_show(text)),
+    ("version_", lambda text: rdma_tools.parse_iproute2_version(text)),
+    ("netns_list", lambda text: rdma_tools.parse_netns_list(text)),
+    ("lsinitramfs_", lambda text: rdma_tools.initramfs_has_module(text)),
+    ("err_", lambda text: rdma_tools.classify_error(text)),
+    ("docker_inspect", lambda text: rdma_tools.parse_inspect_pid(text)),
+    ("crictl_inspectp", lambda text: rdma_tools.parse_inspect_pid(text)),
+    ("crictl_pods", lambda text: rdma_tools.parse_crictl_pods(text, "rdma-test", "default")),
+)
+
+
+@pytest.mark.parametrize("name", sorted(os.listdir(os.path.join(corpus.FIXTURES, "rdma"))))
+def test_rdma_tool_parsers_on_every_sample(name):
+    """Every rdma-family sample has a parser, and the parser reads it without an exception."""
+    text = corpus.read("rdma", name)
+    parsers = [parse for prefix, parse in RDMA_PARSERS if name.startswith(prefix)]
+    assert parsers, "no parser reads %s" % name
+    if name.startswith("system_unknown"):
+        with pytest.raises(Exception):
+            parsers[0](text)
+        return
+    parsers[0](text)
+
+
+@pytest.mark.parametrize("name", corpus.samples("sriov"))
+def test_vf_parser_on_every_ip_link_sample(name):
+    vfs = sriov.parse_vfs(corpus.read("sriov", name))
+    assert isinstance(vfs, dict) and all(isinstance(index, int) for index in vfs)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in os.listdir(os.path.join(corpus.FIXTURES, "onyx")) if n.startswith("running_config")))
+def test_onyx_running_config_parser_on_every_sample(name):
+    have = onyx_parsers.parse_running_config(corpus.read("onyx", name))
+    assert have
