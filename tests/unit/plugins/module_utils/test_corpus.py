@@ -209,17 +209,21 @@ def test_mlxconfig_error_lines(name):
 
 # --- iproute2 rdma, ip netns, initramfs, ip link VFs ------------------------------------------------------------
 
+def _crictl_pods(text):
+    return rdma_tools.parse_crictl_pods(text, "rdma-test", "default")
+
+
 RDMA_PARSERS = (
-    ("system_", lambda text: rdma_tools.parse_system(text)),
-    ("dev_show_", lambda text: rdma_tools.parse_devices(text)),
-    ("link_show_", lambda text: rdma_tools.parse_link_show(text)),
-    ("version_", lambda text: rdma_tools.parse_iproute2_version(text)),
-    ("netns_list", lambda text: rdma_tools.parse_netns_list(text)),
-    ("lsinitramfs_", lambda text: rdma_tools.initramfs_has_module(text)),
-    ("err_", lambda text: rdma_tools.classify_error(text)),
-    ("docker_inspect", lambda text: rdma_tools.parse_inspect_pid(text)),
-    ("crictl_inspectp", lambda text: rdma_tools.parse_inspect_pid(text)),
-    ("crictl_pods", lambda text: rdma_tools.parse_crictl_pods(text, "rdma-test", "default")),
+    ("system_", rdma_tools.parse_system),
+    ("dev_show_", rdma_tools.parse_devices),
+    ("link_show_", rdma_tools.parse_link_show),
+    ("version_", rdma_tools.parse_iproute2_version),
+    ("netns_list", rdma_tools.parse_netns_list),
+    ("lsinitramfs_", rdma_tools.initramfs_has_module),
+    ("err_", rdma_tools.classify_error),
+    ("docker_inspect", rdma_tools.parse_inspect_pid),
+    ("crictl_inspectp", rdma_tools.parse_inspect_pid),
+    ("crictl_pods", _crictl_pods),
 )
 
 
