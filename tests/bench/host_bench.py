@@ -40,7 +40,8 @@ def play():
     env = dict(os.environ, ANSIBLE_LOAD_CALLBACK_PLUGINS="1", ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json")
     before = dict((h, boots(h)) for h in HOSTS)
     started = time.time()
-    proc = subprocess.run(["ansible-playbook", "-i", INVENTORY, os.path.join(REPO, "playbooks", "host.yml")],
+    proc = subprocess.run(["ansible-playbook", "-i", INVENTORY, os.path.join(REPO, "playbooks", "host.yml"),
+                           "-e", "roce_gpu_hosts=lab_vms"],
                           capture_output=True, text=True, env=env, cwd=REPO, check=False)
     wall = time.time() - started
     try:

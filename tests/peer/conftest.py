@@ -135,7 +135,7 @@ def sw2(switches):
 
 @pytest.fixture(scope="session")
 def vms():
-    """The lab's QEMU VM node1 (rdma_nodes), booted from a clean overlay once per session."""
+    """The lab's QEMU VM node1 (group lab_vms), booted from a clean overlay once per session."""
     if os.geteuid() != 0:
         pytest.skip("the lab needs root")
     LAB.up("node1")

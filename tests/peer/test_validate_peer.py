@@ -1,4 +1,4 @@
-"""The validate role end to end on the lab's two QEMU VMs joined by a Soft-RoCE link (rdma_nodes).
+"""The validate role end to end on the lab's two QEMU VMs joined by a Soft-RoCE link (lab_vms).
 
 One boot for the whole module: discovery, rping, ib_write_bw and ib_send_lat through
 playbooks/validate.yml, check mode, and faults (a foreign process holding a test's port, a stray
@@ -48,7 +48,7 @@ def vm(host, command):
 def playbook(tmp_path, *extra, check=False):
     report = str(tmp_path / "report")
     argv = ["ansible-playbook", "-i", INVENTORY, os.path.join(REPO, "playbooks", "validate.yml"),
-            "-e", "roce_validate_hosts=validate_lab", "-e", "validate_report_dir=%s" % report]
+            "-e", "roce_validate_hosts=lab_vms", "-e", "validate_report_dir=%s" % report]
     for item in extra:
         argv += ["-e", item]
     if check:

@@ -7,7 +7,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "resources"))
 from labcheck import LAB, peer, query, scenario_hosts  # noqa: E402  pylint: disable=wrong-import-position
 
-testinfra_hosts = scenario_hosts("gpu_nodes")
+testinfra_hosts = scenario_hosts("lab_netns_hosts")
 
 
 def printed(value):

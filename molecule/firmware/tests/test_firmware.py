@@ -7,7 +7,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "resources"))
 from labcheck import LAB, peer, query, scenario_hosts  # noqa: E402  pylint: disable=wrong-import-position
 
-testinfra_hosts = scenario_hosts("gpu_nodes")
+testinfra_hosts = scenario_hosts("lab_netns_hosts")
 
 WANTED = {"ATS_ENABLED": "True(1)", "SRIOV_EN": "True(1)", "NUM_OF_VFS": "8"}
 ADAPTERS = {"gpu1": ["0000:3b:00.0", "0000:86:00.0"], "gpu2": ["0000:5e:00.0"]}

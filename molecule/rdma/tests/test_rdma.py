@@ -12,7 +12,7 @@ import testinfra
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "resources"))
 from labcheck import LAB, scenario_hosts  # noqa: E402  pylint: disable=wrong-import-position
 
-testinfra_hosts = scenario_hosts("rdma_nodes")
+testinfra_hosts = scenario_hosts("lab_vms")
 FABRIC = {"node1": "10.78.0.1", "node2": "10.78.0.2"}
 
 
