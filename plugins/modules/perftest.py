@@ -87,6 +87,14 @@ options:
     description: Connect through the RDMA connection manager (C(-R)), as RoCE deployments do. Ignored by C(rping), which always uses it.
     type: bool
     default: true
+  tos:
+    description:
+      - The ToS byte (IP DSCP and ECN bits) of the test's RoCE packets, for example V(106) for DSCP 26 with ECT(0), so
+        that the test runs in the class the fabric protects. With O(rdma_cm=true) the tool's C(-T) (C(--tos)),
+        else C(--tclass) (the GRH traffic class).
+      - Ignored by C(rping), which has no such option; it uses the port's RDMA-CM default ToS
+        (M(roce.fabric.nic_qos) sets it).
+    type: int
   size:
     description: Message size in bytes (C(-s)). Ignored when O(all_sizes=true).
     type: int
@@ -303,6 +311,7 @@ def main():
             ib_port=dict(type="int", default=1),
             gid_index=dict(type="int"),
             rdma_cm=dict(type="bool", default=True),
+            tos=dict(type="int"),
             size=dict(type="int"),
             all_sizes=dict(type="bool", default=False),
             duration=dict(type="int"),
@@ -333,6 +342,8 @@ def main():
     for key in ("size", "duration", "iterations", "qps"):
         if params[key] is not None and params[key] < 1:
             module.fail_json(msg="%s must be a positive number" % key)
+    if params["tos"] is not None and not 0 <= params["tos"] <= 255:
+        module.fail_json(msg="tos must be 0-255 (got %s)" % params["tos"])
     result = dict(changed=False, passed=True, cause=None, skipped=False, stopped=[], msg="")
     pid_file = os.path.join(params["run_dir"], "%d.json" % port)
     out_file = os.path.join(params["run_dir"], "%d.out" % port)

@@ -21,6 +21,12 @@ import sys
 
 import pytest
 
+for _entry in os.environ.get("ANSIBLE_COLLECTIONS_PATH", "").split(os.pathsep):
+    if os.path.isdir(os.path.join(_entry, "ansible_collections", "roce", "fabric")):
+        sys.path.insert(0, _entry)
+        break
+from ansible_collections.roce.fabric.plugins.module_utils.qos import contract as qos  # noqa: E402  pylint: disable=wrong-import-position
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 INVENTORIES = [os.path.join(REPO, "inventories", "lab")] + sorted(
     p.rstrip("/") for p in glob.glob(os.path.join(REPO, "inventories", "examples", "*/")))
@@ -28,7 +34,8 @@ INVENTORIES = [os.path.join(REPO, "inventories", "lab")] + sorted(
 # The stages of roce.yml by play name, and the roles whose tasks a stage's play must list.
 STAGES = [
     ("switch", "RoCE on NVIDIA Onyx switches", ["roce.fabric.onyx_switch"]),
-    ("host", "GPU node host stack, no reboot yet", ["roce.fabric.nic_firmware", "roce.fabric.rdma_host", "roce.fabric.sriov"]),
+    ("host", "GPU node host stack, no reboot yet",
+     ["roce.fabric.nic_firmware", "roce.fabric.rdma_host", "roce.fabric.nic_qos", "roce.fabric.sriov"]),
     ("reboot", "One rolling reboot per host for everything pending, then checks", []),
     ("esxi", "ESXi PCIe ATS and VM peer-to-peer, one host at a time", ["roce.fabric.esxi_ats"]),
     ("kubernetes", "Kubernetes RDMA networking", ["roce.fabric.k8s_rdma_network"]),
@@ -99,13 +106,13 @@ def shipped(request):
 
 
 def stage_hosts(plays, stage):
-    play_name = dict((s, p) for s, p, _ in STAGES)[stage]
+    play_name = dict((s, p) for s, p, _roles in STAGES)[stage]
     assert play_name in plays, "roce.yml has no play %r" % play_name
     return sorted(plays[play_name]["hosts"])
 
 
 def test_every_stage_reaches_its_group(shipped):
-    inventory, plays, groups, _ = shipped
+    inventory, plays, groups, _hostvars = shipped
     for stage, play_name, roles in STAGES:
         wanted = groups.get(STAGE_GROUP[stage], [])
         assert stage_hosts(plays, stage) == wanted, "%s: stage %s" % (name(inventory), stage)
@@ -114,7 +121,7 @@ def test_every_stage_reaches_its_group(shipped):
 
 
 def test_gpu_nodes_get_the_whole_host_stack(shipped):
-    inventory, plays, groups, _ = shipped
+    inventory, plays, groups, _hostvars = shipped
     gpu = groups.get("gpu_nodes", [])
     assert gpu, "%s has no GPU nodes" % name(inventory)
     for stage in ("host", "reboot", "validate"):
@@ -123,7 +130,7 @@ def test_gpu_nodes_get_the_whole_host_stack(shipped):
 
 def test_firmware_vfs_are_made_in_the_kernel(shipped):
     """Firmware that offers VFs on a GPU node goes with VFs in its kernel (sriov_devices), no more than offered."""
-    inventory, _, groups, hostvars = shipped
+    inventory, _plays, groups, hostvars = shipped
     for host in groups.get("gpu_nodes", []):
         variables = hostvars.get(host, {})
         firmware = variables.get("nic_firmware_settings") or {}
@@ -139,7 +146,7 @@ def test_firmware_vfs_are_made_in_the_kernel(shipped):
 
 
 def test_kubernetes_sriov_pools_name_ports_with_vfs(shipped):
-    inventory, _, groups, hostvars = shipped
+    inventory, _plays, groups, hostvars = shipped
     for cluster in groups.get("k8s_clusters", []):
         variables = hostvars.get(cluster, {})
         if variables.get("roce_lab_peer") or variables.get("k8s_rdma_network_sriov") is False:
@@ -150,17 +157,37 @@ def test_kubernetes_sriov_pools_name_ports_with_vfs(shipped):
             assert pools <= ports, "%s: %s gets no VFs on %s" % (name(inventory), host, sorted(pools - ports))
 
 
+def test_contract_stated_and_switches_agree(shipped):
+    """Every GPU node and switch has the fabric's RoCE QoS contract, valid, and no switch contradicts it."""
+    inventory, _plays, groups, hostvars = shipped
+    for host in groups.get("gpu_nodes", []) + groups.get("roce_switches", []):
+        variables = hostvars.get(host, {})
+        assert "roce_fabric_qos" in variables, "%s: %s has no roce_fabric_qos" % (name(inventory), host)
+        qos.normalize(variables["roce_fabric_qos"])
+    for host in groups.get("gpu_nodes", []):
+        variables = hostvars.get(host, {})
+        if variables.get("roce_lab_peer") == "netns_host":
+            continue  # the lab's namespace hosts: simulated firmware only so far
+        assert variables.get("nic_qos_interfaces"), "%s: %s gets no NIC QoS (nic_qos_interfaces)" % (name(inventory), host)
+    for switch in groups.get("roce_switches", []):
+        variables = hostvars[switch]
+        mode = variables.get("onyx_switch_roce_mode", qos.normalize(variables["roce_fabric_qos"])["mode"])
+        conflicts = qos.switch_conflicts(variables["roce_fabric_qos"], roce_mode=mode,
+                                         ports=variables.get("onyx_switch_ports"), pfc=variables.get("onyx_switch_pfc"))
+        assert not conflicts, "%s: %s: %s" % (name(inventory), switch, conflicts)
+
+
 def table():
     rows = []
     for inventory in INVENTORIES:
         plays = list_plays(inventory)
         cells = []
-        for stage, play_name, _ in STAGES:
+        for stage, play_name, _roles in STAGES:
             hosts = plays.get(play_name, {}).get("hosts", [])
             shown = sorted(hosts)[:4] + (["..."] if len(hosts) > 4 else [])
             cells.append("%d: %s" % (len(hosts), " ".join(shown)) if hosts else "-")
         rows.append([name(inventory)] + cells)
-    head = ["inventory"] + [s for s, _, _ in STAGES]
+    head = ["inventory"] + [s for s, _name, _roles in STAGES]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(lines)

@@ -34,6 +34,8 @@ RXE = "modprobe rdma_rxe && (rdma link show rxe0/1 >/dev/null 2>&1 || rdma link 
 
 
 LAB = Lab(INVENTORY)
+CAPTURE = os.path.join(REPO, "lab", "rdma", "guest", "roce_capture.py")
+TOS_FILE = "/sys/kernel/config/rdma_cm/rxe0/ports/1/default_roce_tos"
 
 
 def labctl(*args):
@@ -71,6 +73,14 @@ def perftest_processes(host):
     return [line for line in out.splitlines() if line.strip()]
 
 
+def apply_qos():
+    """The RoCE QoS contract on the VMs' Soft-RoCE NIC through the roce.fabric.nic_qos role, as host.yml applies it."""
+    proc = subprocess.run(["ansible", "lab_vms", "-i", INVENTORY, "-m", "ansible.builtin.include_role",
+                           "-a", "name=roce.fabric.nic_qos"], capture_output=True, text=True, cwd=REPO, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    return proc
+
+
 @pytest.fixture(scope="module")
 def vms():
     if os.geteuid() != 0:
@@ -81,6 +91,7 @@ def vms():
         for host in HOSTS:
             rc, out = vm(host, RXE)
             assert rc == 0, out
+        apply_qos()
         yield HOSTS
     finally:
         labctl("down", *HOSTS)
@@ -98,8 +109,9 @@ def test_rping_and_write_bw_between_the_vms(vms, tmp_path):
     assert sorted(tests) == ["ib_send_lat:node1->node2", "ib_write_bw:node1->node2", "rping:node1->node2"]
     bw = tests["ib_write_bw:node1->node2"]
     assert bw["status"] == "passed" and bw["summary"]["unit"] == "Gb/s" and bw["summary"]["value"] > 0.001
-    assert bw["client_command"].endswith("-R --report_gbits -D 3 -s 65536 10.78.0.1")
-    assert bw["server_command"].endswith("ib_write_bw -d rxe0 -i 1 -p 18516 -R --report_gbits -D 3 -s 65536")
+    # The contract's ToS (106 by default) on every perftest run.
+    assert bw["client_command"].endswith("-R -T 106 --report_gbits -D 3 -s 65536 10.78.0.1")
+    assert bw["server_command"].endswith("ib_write_bw -d rxe0 -i 1 -p 18516 -R -T 106 --report_gbits -D 3 -s 65536")
     assert tests["rping:node1->node2"]["msg"] == "ok"
     lat = tests["ib_send_lat:node1->node2"]
     assert lat["status"] == "passed" and lat["summary"]["unit"] == "usec" and lat["summary"]["bytes"] == 2
@@ -137,7 +149,7 @@ def test_faults_port_in_use_unreachable_pair_and_hang(vms, tmp_path):
     assert busy["server_msg"] == "port 18600 is in use by another process"
     lost = tests["ib_write_bw:node2->node1"]
     assert lost["status"] == "failed" and lost["cause"] in ("unreachable", "timeout"), lost
-    assert lost["client_command"].endswith("-x 1 --report_gbits -D 3 -s 65536 10.78.0.99")
+    assert lost["client_command"].endswith("-x 1 --tclass=106 --report_gbits -D 3 -s 65536 10.78.0.99")
     # The server of the unreachable pair waited for a client that never came: stopped at the timeout.
     assert lost["server_cause"] == "timeout"
     for host in vms:
@@ -159,6 +171,65 @@ def test_host_without_rdma_devices(vms, tmp_path):
         assert report["tests"] == []
     finally:
         vm("node2", RXE)
+        apply_qos()
+
+
+def capture(host, tmp_name):
+    """Start counting RoCE v2 packets on the host's fabric NIC; returns a function that stops and reads the counts."""
+    with open(CAPTURE) as handle:
+        rc, out = vm(host, "cat > /root/roce_capture.py <<'PY'\n%sPY" % handle.read())
+    assert rc == 0, out
+    out_file, stop = "/root/%s.json" % tmp_name, "/root/%s.stop" % tmp_name
+    rc, out = vm(host, "rm -f %s %s; setsid python3 /root/roce_capture.py enp1s0 300 %s %s >/root/%s.log 2>&1 < /dev/null &"
+                       " sleep 1" % (out_file, stop, out_file, stop, tmp_name))
+    assert rc == 0, out
+
+    def finish():
+        rc, out = vm(host, "touch %s; for i in $(seq 1 20); do [ -s %s ] && break; sleep 0.5; done; cat %s" % (stop, out_file, out_file))
+        assert rc == 0, out
+        return json.loads(out)
+    return finish
+
+
+def test_roce_packets_carry_the_contracts_dscp(vms, tmp_path):
+    """On the wire: RoCE v2 packets between the VMs carry ToS 0 without the contract and 106 (DSCP 26, ECT(0))
+    with it. rping has no ToS option, so its packets prove RDMA-CM's default ToS that the nic_qos role set;
+    ib_write_bw's prove perftest's -T."""
+    for host in vms:
+        rc, out = vm(host, "echo 0 > %s && cat %s" % (TOS_FILE, TOS_FILE))
+        assert rc == 0 and out.strip() == "0", out
+    tests = '"validate_tests": ["rping", "ib_write_bw"]'
+    stop = capture("node1", "before")
+    proc, report = playbook(tmp_path / "before", '{%s, "validate_qos": null}' % tests)
+    before = stop()
+    assert proc.returncode == 0 and report["passed"], proc.stdout[-3000:]
+    assert before["packets"] > 20 and before["tos"] == {"0": before["packets"]}, before
+
+    # The role puts the contract back (0 -> 106 on both VMs), then the default validation runs.
+    apply_qos()
+    for host in vms:
+        assert vm(host, "cat %s" % TOS_FILE)[1].strip() == "106"
+    stop = capture("node1", "after")
+    proc, report = playbook(tmp_path / "after", "{%s}" % tests)
+    after = stop()
+    assert proc.returncode == 0 and report["passed"], proc.stdout[-3000:]
+    assert after["packets"] > 20 and after["tos"] == {"106": after["packets"]} and after["dscp"] == {"26": after["packets"]}, after
+    # The evidence, for the record: RoCE v2 packets per ToS byte seen on node1's fabric NIC.
+    print("RoCE v2 packets on node1 enp1s0 by ToS: before the contract %s, with it %s" % (before["tos"], after["tos"]))
+    checks = dict((c["name"], c) for c in report["hosts"]["node1"]["checks"])
+    assert checks["qos enp1s0"]["status"] == "passed" and '"roce_tos": 106' in checks["qos enp1s0"]["msg"]
+    assert checks["qos nccl"]["status"] == "passed"
+
+    # A host that drifted from the contract is reported by name, with the change that fixes it.
+    assert vm("node2", "echo 0 > %s" % TOS_FILE)[0] == 0
+    try:
+        proc, report = playbook(tmp_path / "drift", '{"validate_tests": []}')
+        assert proc.returncode != 0 and "node2 qos enp1s0" in proc.stdout, proc.stdout[-3000:]
+        drift = dict((c["name"], c) for c in report["hosts"]["node2"]["checks"])["qos enp1s0"]
+        assert drift["status"] == "failed" and "default_roce_tos: 106" in drift["msg"], drift
+        assert report["hosts"]["node1"]["status"] == "passed"
+    finally:
+        apply_qos()
 
 
 STANDIN_DIR = "/usr/local/lib/roce-lab/nccl-tests"

@@ -1,6 +1,6 @@
 """Verify playbooks/host.yml on the lab VMs: Soft-RoCE rxe0 with its RoCE v2 GID in the role's facts module,
-exclusive RDMA namespaces loaded by the one reboot, SR-IOV VFs that came back after it, and RDMA traffic
-between the two VMs. The idempotence step before this proved that a re-run changes nothing."""
+exclusive RDMA namespaces loaded by the one reboot, SR-IOV VFs and the RoCE QoS contract's RDMA-CM ToS that
+came back after it, and RDMA traffic between the two VMs. The idempotence step before this proved that a re-run changes nothing."""
 
 import json
 import os
@@ -49,6 +49,15 @@ def test_sriov_vfs_survived_the_reboot(host):
     assert vf0["trust"] is True and vf0["spoofchk"] is False and vf0["vlan_list"][0]["vlan"] == 10
     assert host.exists("ip") and host.run("ip link show enp2s0v1").rc == 0
     assert host.service("roce-fabric-sriov-enp2s0.service").is_enabled
+
+
+def test_rdma_cm_default_tos_is_the_contracts_after_the_reboot(host):
+    """The contract's ToS (106: DSCP 26, ECT(0)) on rxe0, restored by the boot unit after the one reboot."""
+    assert host.file("/sys/kernel/config/rdma_cm/rxe0/ports/1/default_roce_tos").content_string.strip() == "106"
+    assert host.service("roce-fabric-qos-enp1s0.service").is_enabled
+    assert host.service("roce-fabric-qos-enp1s0.service").is_running  # oneshot with RemainAfterExit: active
+    actions = json.loads(host.file("/etc/roce-fabric/qos/enp1s0.json").content_string)
+    assert actions[-1] == {"write": "/sys/kernel/config/rdma_cm/rxe0/ports/1/default_roce_tos", "value": "106"}
 
 
 def test_ib_write_bw_between_the_vms(host):

@@ -281,6 +281,8 @@ def tool_argv(params, executable, side):
         argv.append("-R")
     elif params["gid_index"] is not None:
         argv += ["-x", str(params["gid_index"])]
+    if params.get("tos") is not None:
+        argv += ["-T", str(params["tos"])] if params["rdma_cm"] else ["--tclass=%d" % params["tos"]]
     if tool in BW_TOOLS:
         argv.append("--report_gbits")
         if params["qps"]:

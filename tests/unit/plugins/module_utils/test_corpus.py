@@ -16,6 +16,7 @@ import pytest
 from ansible_collections.roce.fabric.plugins.module_utils.esxi import parsers as esxcli
 from ansible_collections.roce.fabric.plugins.module_utils.firmware import parsers as mlx
 from ansible_collections.roce.fabric.plugins.module_utils.onyx import parsers as onyx_parsers
+from ansible_collections.roce.fabric.plugins.module_utils.qos import parsers as qos_parsers
 from ansible_collections.roce.fabric.plugins.module_utils.rdma import sriov
 from ansible_collections.roce.fabric.plugins.module_utils.rdma import tools as rdma_tools
 from ansible_collections.roce.fabric.plugins.module_utils.validate import gpu, nccl, perftest
@@ -250,3 +251,38 @@ def test_vf_parser_on_every_ip_link_sample(name):
 def test_onyx_running_config_parser_on_every_sample(name):
     have = onyx_parsers.parse_running_config(corpus.read("onyx", name))
     assert have
+
+
+# --- host NIC QoS (mlnx_qos, dcb, configfs) ----------------------------------------------------------
+
+def _prio_list(text):
+    return [int(p) for p in text.split(",") if p != ""] if text != "none" else []
+
+
+@pytest.mark.parametrize("name", sorted(os.listdir(os.path.join(corpus.FIXTURES, "qos"))))
+def test_qos_parsers_on_every_sample(name):
+    """Every QoS sample goes through its parser and gives what its header expects."""
+    text = corpus.read("qos", name)
+    expect = expectations("qos", name)
+    if name.startswith("mlnx_qos_"):
+        parsed = qos_parsers.parse_mlnx_qos(text)
+        assert parsed["dcbx"] == expect["dcbx"] and parsed["trust"] == expect["trust"]
+        assert [p for p, on in enumerate(parsed["pfc"]) if on] == _prio_list(expect["pfc"])
+        for key, value in expect.items():
+            if key.startswith("dscp"):
+                assert parsed["dscp2prio"][int(key[4:])] == int(value), key
+        assert len(parsed["tcs"]) == int(expect["tcs"])
+    elif name.startswith("dcb_pfc_show"):
+        assert [p for p, on in enumerate(qos_parsers.parse_dcb_pfc(text)) if on] == _prio_list(expect["pfc"])
+    elif name.startswith("dcb_app_show"):
+        table = qos_parsers.parse_dcb_app_dscp(text)
+        for key, value in expect.items():
+            assert table[int(key[4:])] == [int(value)], key
+    elif name.startswith("dcb_apptrust_show"):
+        assert qos_parsers.parse_dcb_apptrust(text) == expect["order"].split(",")
+    elif name.startswith("dcb_err_") or name.startswith("configfs_err_"):
+        assert qos_parsers.dcb_error_kind(text) == (expect["kind"] if expect["kind"] != "none" else None)
+    elif name.startswith("configfs_"):
+        assert qos_parsers.parse_int(text) == int(expect["value"])
+    else:
+        raise AssertionError("no parser reads qos/%s" % name)

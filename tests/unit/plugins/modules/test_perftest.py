@@ -170,6 +170,7 @@ def test_collect_without_server(tool, tmp_path):
     (dict(port=0), "port must be 1-65535"),
     (dict(timeout=0), "timeout must be at least 1"),
     (dict(size=-1), "size must be a positive number"),
+    (dict(tos=256), "tos must be 0-255"),
 ])
 def test_bad_input(tool, tmp_path, bad, message):
     result = run_module(perftest.main, args(tool, tmp_path, mode="server", **bad))
@@ -189,3 +190,13 @@ def test_rping_argv_and_latency_argv():
                   duration=None, all_sizes=False, size=2, iterations=1000, extra_args=["-F"], server="10.0.0.1")
     assert pt.tool_argv(params, "ib_send_lat", "client") == [
         "ib_send_lat", "-d", "rxe0", "-i", "1", "-p", "18600", "-x", "1", "-s", "2", "-n", "1000", "-F", "10.0.0.1"]
+
+
+def test_tos_rides_rdma_cm_or_the_grh_traffic_class():
+    base = dict(tool="ib_write_bw", port=18516, device="rxe0", ib_port=1, gid_index=1, qps=None, duration=3,
+                all_sizes=False, size=65536, iterations=None, extra_args=[], server="10.0.0.1")
+    assert pt.tool_argv(dict(base, rdma_cm=True, tos=106), "ib_write_bw", "client") == [
+        "ib_write_bw", "-d", "rxe0", "-i", "1", "-p", "18516", "-R", "-T", "106", "--report_gbits", "-D", "3", "-s", "65536",
+        "10.0.0.1"]
+    assert pt.tool_argv(dict(base, rdma_cm=False, tos=106), "ib_write_bw", "server")[7:10] == ["-x", "1", "--tclass=106"]
+    assert "-T" not in pt.tool_argv(dict(base, rdma_cm=True, tos=None), "ib_write_bw", "client")
