@@ -7,7 +7,8 @@ Only the standard library: lab hosts run it with the system python3.
 is what the host's ``shutdown -r`` / ``reboot`` stand-ins start, detached. It behaves like a
 reboot as seen over SSH: after a short delay every process of the host is killed (sshd and
 all sessions included, so connections drop), the firmware simulator loads its pending
-(Next Boot) values, the boot id changes, and sshd starts again.
+(Next Boot) values, the NIC QoS simulator forgets what was set (driver defaults), the boot id
+changes, and sshd starts again.
 """
 
 import json
@@ -64,6 +65,21 @@ def reboot(host_dir):
     fwsim = config.get("fwsim")
     if fwsim:
         subprocess.call([sys.executable, fwsim, "admin", "--state-dir", os.path.join(host_dir, "fw"), "reboot"])
+    qossim = config.get("qossim")
+    if qossim:
+        # The NIC driver comes back with its QoS defaults: what mlnx_qos or dcb set is gone, and mlx5's
+        # ECN files read their defaults again (ECN on for every priority, CNPs on DSCP 48 / priority 6).
+        subprocess.call([sys.executable, qossim, "admin", "--state-dir", os.path.join(host_dir, "qos"), "reset"])
+        net = os.path.join(host_dir, "sys", "net")
+        for netdev in sorted(os.listdir(net)) if os.path.isdir(net) else []:
+            ecn = os.path.join(net, netdev, "ecn")
+            if not os.path.isdir(ecn):
+                continue
+            for point in ("roce_np", "roce_rp"):
+                for prio in range(8):
+                    write_in_place(os.path.join(ecn, point, "enable", str(prio)), "1\n")
+            write_in_place(os.path.join(ecn, "roce_np", "cnp_dscp"), "48\n")
+            write_in_place(os.path.join(ecn, "roce_np", "cnp_802p_prio"), "6\n")
     with open("/proc/sys/kernel/random/uuid") as handle:
         write_in_place(os.path.join(host_dir, "boot_id"), handle.read().strip() + "\n")
     counter = os.path.join(host_dir, "reboots")

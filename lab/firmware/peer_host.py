@@ -21,6 +21,7 @@ from peer import Peer, read_jsonl  # noqa: E402  pylint: disable=wrong-import-po
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FWSIM = os.path.join(HERE, "fwsim.py")
+QOSSIM = os.path.join(os.path.dirname(HERE), "qos", "qossim.py")
 LABHOST = os.path.join(HERE, "labhost.py")
 
 
@@ -28,7 +29,7 @@ class NetnsHost(Peer):
     kind = "netns_host"
 
     state_dir = "hosts"
-    artifacts = {"boot_id": "boot_id"}
+    artifacts = {"boot_id": "boot_id", "qos_calls": "qos/calls.jsonl"}
 
     def __init__(self, lab, name, host_vars, index):
         super(NetnsHost, self).__init__(lab, name, host_vars, index)
@@ -41,6 +42,9 @@ class NetnsHost(Peer):
         tools = host_vars.get("roce_lab_firmware_tools", ["mlxconfig"])
         self.tools = [tools] if isinstance(tools, str) else list(tools)
         self.nics = host_vars.get("roce_lab_nics", [])
+        # The NIC QoS tools the host has: mlnx_qos (MLNX_OFED / DOCA, with mlx5's ECN files in sysfs) and/or
+        # iproute2's dcb, both answered by lab/qos/qossim.py for the host's ConnectX ports.
+        self.qos_tools = list(host_vars.get("roce_lab_qos_tools", []))
 
     def describe(self):
         return "%s, %d adapter(s), %s" % (self.address, len(self.nics), "+".join(self.tools))
@@ -78,6 +82,15 @@ class NetnsHost(Peer):
             for key, value in sorted((nic.get("flags") or {}).items()):
                 args += ["--flag", "%s=%s" % (key, json.dumps(value) if not isinstance(value, str) else value)]
             self.fwsim_admin(*args)
+
+    def netdevs(self):
+        return [name for nic in self.nics for name in nic.get("netdevs", [])]
+
+    def build_qos(self):
+        """The QoS simulator's state: every ConnectX port with the driver's defaults."""
+        if self.qos_tools:
+            run([sys.executable, QOSSIM, "admin", "--state-dir", os.path.join(self.dir, "qos"), "init"] + self.netdevs(),
+                capture_output=True, text=True)
 
     def model_device_ids(self):
         models = json.loads(self.fwsim_admin("models").stdout)
@@ -127,6 +140,21 @@ class NetnsHost(Peer):
                                         ("carrier", "0"), ("ifindex", str(100 + function))):
                         with open(os.path.join(ifdir, fname), "w") as handle:
                             handle.write(text + "\n")
+                    if "mlnx_qos" in self.qos_tools:
+                        self.build_ecn(ifdir)
+
+    @staticmethod
+    def build_ecn(ifdir):
+        """MLNX_OFED mlx5's DCQCN files with the driver's defaults: ECN reaction and notification point on for
+        every priority, CNPs on DSCP 48 / priority 6 (file names and values as published, corpus qos/)."""
+        for point in ("roce_np", "roce_rp"):
+            os.makedirs(os.path.join(ifdir, "ecn", point, "enable"), exist_ok=True)
+            for prio in range(8):
+                with open(os.path.join(ifdir, "ecn", point, "enable", str(prio)), "w") as handle:
+                    handle.write("1\n")
+        for fname, text in (("cnp_dscp", "48"), ("cnp_802p_prio", "6")):
+            with open(os.path.join(ifdir, "ecn", "roce_np", fname), "w") as handle:
+                handle.write(text + "\n")
 
     def build_sbin(self):
         sbin = os.path.join(self.dir, "sbin")
@@ -147,6 +175,12 @@ class NetnsHost(Peer):
             "nohup setsid -f /usr/bin/python3 %s reboot %s </dev/null >>%s 2>&1\n"
             "echo \"Reboot scheduled.\"\n" % (LABHOST, self.dir, os.path.join(self.dir, "reboot.log"))
         )
+        for tool in self.qos_tools:
+            scripts[tool] = (
+                "#!/bin/sh\n# Lab host: the NIC QoS simulator answers as %s.\n"
+                "QOSSIM_STATE_DIR=%s exec /usr/bin/python3 %s --as %s \"$@\"\n"
+                % (tool, os.path.join(self.dir, "qos"), QOSSIM, tool)
+            )
         scripts["shutdown"] = standin
         scripts["reboot"] = standin
         for name, text in scripts.items():
@@ -183,6 +217,10 @@ class NetnsHost(Peer):
 
     def reset(self):
         self.build_firmware()
+        self.build_qos()
+        if "mlnx_qos" in self.qos_tools:
+            for netdev in self.netdevs():
+                self.build_ecn(os.path.join(self.dir, "sys", "net", netdev))
         for stale in ("reboots", "reboot.log"):
             if os.path.exists(os.path.join(self.dir, stale)):
                 os.unlink(os.path.join(self.dir, stale))
@@ -191,6 +229,7 @@ class NetnsHost(Peer):
         os.makedirs(self.dir, exist_ok=True)
         if not keep_state or not os.path.isdir(os.path.join(self.dir, "fw")):
             self.build_firmware()
+            self.build_qos()
             for stale in ("reboots", "reboot.log"):
                 if os.path.exists(os.path.join(self.dir, stale)):
                     os.unlink(os.path.join(self.dir, stale))
@@ -204,7 +243,8 @@ class NetnsHost(Peer):
         with open(os.path.join(self.dir, "boot_id"), "w") as handle:
             handle.write(boot_id)
         with open(os.path.join(self.dir, "host.json"), "w") as handle:
-            json.dump(dict(name=self.name, fwsim=FWSIM, reboot_delay=1.0, boot_delay=1.0), handle)
+            json.dump(dict(name=self.name, fwsim=FWSIM, qossim=QOSSIM if self.qos_tools else None,
+                           reboot_delay=1.0, boot_delay=1.0), handle)
 
         run(["ip", "netns", "add", self.netns])
         run(["ip", "link", "add", self.veth_host, "type", "veth", "peer", "name", self.veth_ns])
@@ -246,7 +286,18 @@ class NetnsHost(Peer):
         for entry in sorted(os.listdir(devices)):
             with open(os.path.join(devices, entry)) as handle:
                 firmware[entry[:-len(".json")]] = json.load(handle)
-        return dict(firmware=firmware, reboots=self.reboots())
+        qos = {}
+        if self.qos_tools:
+            qos = json.loads(run([sys.executable, QOSSIM, "admin", "--state-dir", self.path("qos"), "show"],
+                                 capture_output=True, text=True).stdout)
+        ecn = {}
+        for netdev in self.netdevs():
+            base = os.path.join(self.dir, "sys", "net", netdev, "ecn")
+            for root, _dirs, files in os.walk(base):
+                for fname in files:
+                    with open(os.path.join(root, fname)) as handle:
+                        ecn[os.path.relpath(os.path.join(root, fname), os.path.dirname(os.path.dirname(base)))] = handle.read().strip()
+        return dict(firmware=firmware, reboots=self.reboots(), qos=qos, ecn=ecn)
 
     def calls(self):
         return read_jsonl(self.path("fw", "calls.jsonl"))

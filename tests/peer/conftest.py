@@ -61,6 +61,19 @@ class LabHost(LabPeer):
     def fw_admin(self, *args):
         return LAB.admin(self.name, *args)
 
+    def qos_calls(self):
+        """Every call the NIC QoS simulator (mlnx_qos / dcb) answered on this host, in order."""
+        path = LAB.artifact(self.name, "qos_calls")
+        if not os.path.exists(path):
+            return []
+        with open(path) as handle:
+            return [json.loads(line) for line in handle if line.strip()]
+
+    def write_sys(self, relative, value):
+        """Write a file of the host's /sys/class/net from inside the host (a driver default changed by hand)."""
+        proc = LAB.exec(self.name, ["sh", "-c", "echo %s > /sys/class/net/%s" % (value, relative)])
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+
 
 def run_module(inventory, host, name, args, check=False, diff=False, extra_env=None, connection=None):
     env = dict(os.environ, ANSIBLE_LOAD_CALLBACK_PLUGINS="1", ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json")

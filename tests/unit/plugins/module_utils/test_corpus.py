@@ -266,7 +266,7 @@ def test_qos_parsers_on_every_sample(name):
     expect = expectations("qos", name)
     if name.startswith("mlnx_qos_"):
         parsed = qos_parsers.parse_mlnx_qos(text)
-        assert parsed["dcbx"] == expect["dcbx"] and parsed["trust"] == expect["trust"]
+        assert parsed["dcbx"] == (None if expect["dcbx"] == "none" else expect["dcbx"]) and parsed["trust"] == expect["trust"]
         assert [p for p, on in enumerate(parsed["pfc"]) if on] == _prio_list(expect["pfc"])
         for key, value in expect.items():
             if key.startswith("dscp"):
@@ -284,5 +284,12 @@ def test_qos_parsers_on_every_sample(name):
         assert qos_parsers.dcb_error_kind(text) == (expect["kind"] if expect["kind"] != "none" else None)
     elif name.startswith("configfs_"):
         assert qos_parsers.parse_int(text) == int(expect["value"])
+    elif name.startswith("sysfs_"):
+        # "<what>: <path> = <value>" lines: every value read the way the module reads the file.
+        values = dict(line.split(": ", 1)[1].split(" = ", 1) for line in text.splitlines() if " = " in line)
+        enables = [qos_parsers.parse_int(v) for p, v in values.items() if "/ecn/roce_" in p and "/enable/" in p]
+        assert len(enables) == 16 and set(enables) == {int(expect["ecn"])}
+        assert qos_parsers.parse_int(values["/sys/class/net/eth0/ecn/roce_np/cnp_dscp"]) == int(expect["cnp_dscp"])
+        assert qos_parsers.parse_traffic_class(values["/sys/class/infiniband/mlx5_0/tc/1/traffic_class"]) == int(expect["traffic_class"])
     else:
         raise AssertionError("no parser reads qos/%s" % name)

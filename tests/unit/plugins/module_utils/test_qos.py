@@ -167,3 +167,21 @@ def test_boot_actions_set_everything_from_driver_defaults():
         "write /sys/class/net/ens1f0np0/ecn/roce_np/cnp_dscp: 48", "modprobe rdma_cm",
         "mkdir /sys/kernel/config/rdma_cm/mlx5_0", "write /sys/kernel/config/rdma_cm/mlx5_0/ports/1/default_roce_tos: 106"]
     assert state.boot_actions(None, None, "enp1s0", "rxe0", 1, {"roce_tos": 106})[-1]["value"] == "106"
+
+
+def test_a_dscp_change_reaches_every_layer_and_nothing_else():
+    """DSCP 26 -> 24 (same priority): the ToS of RDMA-CM, perftest and NCCL change; trust, PFC, ECN, CNPs and the
+    switch (Onyx's roce carries 24-31 on priority 3) do not."""
+    old, new = contract.derive({}), contract.derive({"roce_dscp": 24})
+    changed = sorted(key for key in old if old[key] != new[key])
+    assert changed == ["nccl_ib_tc", "perftest_tclass", "roce_dscp", "roce_tos"]
+    assert new["roce_tos"] == 98
+    ports = [{"ports": ["1/1-1/4"], "trust": "L3", "pfc": True, "ecn": [{"traffic_class": 3}]}]
+    assert contract.switch_conflicts({"roce_dscp": 24}, "lossless", ports, {"enabled": True, "priorities": [3]}) == []
+    # The host NIC: only the RDMA-CM ToS write differs between the two contracts' actions.
+    have = {"trust": "dscp", "pfc": [3], "dscp2prio": {}, "ecn": dict((p, {"np": 1, "rp": 1}) for p in range(8)),
+            "cnp_dscp": 48, "cnp_priority": 6, "roce_tos": 106}
+    for derived, expected in ((old, {}), (new, {"roce_tos": (106, 98)})):
+        wanted = state.want(dict(trust=derived["trust"], pfc=derived["pfc_priorities"], ecn=derived["ecn_priorities"],
+                                 cnp_dscp=derived["cnp_dscp"], cnp_priority=derived["cnp_priority"], roce_tos=derived["roce_tos"]))
+        assert state.compare(wanted, have) == expected
