@@ -1,4 +1,4 @@
-"""After playbooks/roce.yml on the lab: every GPU node runs the firmware values its inventory asks for,
+"""After playbooks/roce.yml on the lab: every GPU node runs the firmware values its inventory asks for and the RoCE QoS contract,
 rebooted at most once, and no adapter was written twice."""
 
 import os
@@ -46,3 +46,18 @@ def test_switches_run_their_inventory_settings_and_saved_them():
         assert state["running"]["ports"]["1/1"]["mtu"] == 9216
         # check mode, converge and the idempotence run: the configuration was sent exactly once.
         assert sum(1 for c in state["commands"] if c["line"] == "configuration write") == 1
+
+
+def test_nic_qos_follows_the_contract(host):
+    """The RoCE QoS contract (inventories/lab/group_vars/all.yml) on every ConnectX port of nic_qos_interfaces,
+    as the host's QoS simulator holds it (read from outside): trust DSCP and PFC on priority 3, after the reboot
+    that reset them (the host stage applied them again)."""
+    variables = host.ansible.get_variables()
+    qos = LAB.state(peer(host))["qos"]
+    for port in variables["nic_qos_interfaces"]:
+        state = qos[port["netdev"]]
+        assert state["pfc"] == [0, 0, 0, 1, 0, 0, 0, 0], port
+        if variables["nic_qos_backend"] == "dcb":
+            assert state["apptrust"][0] == "dscp", port
+        else:
+            assert state["trust"] == "dscp", port
