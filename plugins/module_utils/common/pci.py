@@ -49,11 +49,12 @@ def looks_like_pci_address(text):
     return bool(re.match(r"^[0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4})?:[0-9a-fA-F]{1,4}\.[0-9a-fA-F]+$", (text or "").strip()))
 
 
-def _read(path):
+def read_sysfs(path):
+    """A sysfs (or configfs, procfs) file's text without surrounding whitespace, or None when it cannot be read."""
     try:
         with open(path) as handle:
             return handle.read().strip()
-    except (IOError, OSError):
+    except (IOError, OSError, ValueError):
         return None
 
 
@@ -68,13 +69,13 @@ def pci_device_info(address, root="/"):
         return None
     net_dir = os.path.join(path, "net")
     netdevs = sorted(os.listdir(net_dir)) if os.path.isdir(net_dir) else []
-    numa = _read(os.path.join(path, "numa_node"))
+    numa = read_sysfs(os.path.join(path, "numa_node"))
     physfn = os.path.join(path, "physfn")
     return dict(
         address=address,
-        vendor=_read(os.path.join(path, "vendor")),
-        device=_read(os.path.join(path, "device")),
-        pci_class=_read(os.path.join(path, "class")),
+        vendor=read_sysfs(os.path.join(path, "vendor")),
+        device=read_sysfs(os.path.join(path, "device")),
+        pci_class=read_sysfs(os.path.join(path, "class")),
         numa_node=int(numa) if numa not in (None, "") and re.match(r"^-?\d+$", numa) else None,
         netdevs=netdevs,
         physfn=os.path.basename(os.path.realpath(physfn)) if os.path.exists(physfn) else None,

@@ -11,17 +11,10 @@ from __future__ import annotations
 
 import os
 
+from ansible_collections.roce.fabric.plugins.module_utils.common.pci import read_sysfs as _read
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError
 from ansible_collections.roce.fabric.plugins.module_utils.qos import parsers
 from ansible_collections.roce.fabric.plugins.module_utils.qos.state import CONFIGFS_RDMA_CM, ecn_path
-
-
-def _read(path):
-    try:
-        with open(path) as handle:
-            return handle.read().strip()
-    except (IOError, OSError):
-        return None
 
 
 class QosHost(object):

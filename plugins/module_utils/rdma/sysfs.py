@@ -21,6 +21,8 @@ import ipaddress
 import os
 import re
 
+from ansible_collections.roce.fabric.plugins.module_utils.common.pci import read_sysfs as _read
+
 # --- pure parsers for sysfs values and ofed_info ---------------------------------------------------------
 
 PCI_ADDRESS = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$")
@@ -126,14 +128,6 @@ def usable_ports(devices, link_layer=None):
 
 
 # --- sysfs readers (files under root, no command) ---------------------------------------------------------
-
-def _read(path):
-    try:
-        with open(path) as handle:
-            return handle.read().strip()
-    except (IOError, OSError, ValueError):
-        return None
-
 
 def _listdir(path):
     try:
