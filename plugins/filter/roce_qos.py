@@ -9,6 +9,7 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.roce.fabric.plugins.module_utils.qos.counters import traffic_check
 from ansible_collections.roce.fabric.plugins.module_utils.qos.contract import (
     ContractError,
     derive,
@@ -40,6 +41,21 @@ def roce_qos_conflicts(contract, layer, given):
         raise AnsibleFilterError(str(exc))
 
 
+def roce_qos_traffic(netdev, before, after, contract, capture=None, min_share=0.95, min_bytes=1000000):
+    for name, value in (("before", before), ("after", after)):
+        if not isinstance(value, dict):
+            raise AnsibleFilterError("roce_qos_traffic: %s must be a roce.fabric.rdma_counters result, got %s"
+                                     % (name, type(value).__name__))
+    try:
+        qos = derive(contract)
+    except ContractError as exc:
+        raise AnsibleFilterError(str(exc))
+    if capture is not None and not isinstance(capture, dict):
+        raise AnsibleFilterError("roce_qos_traffic: capture must be a dict like {packets: N, dscp: {'26': N}}")
+    return traffic_check(netdev, before, after, qos["roce_priority"], qos["roce_dscp"], capture=capture or None,
+                         min_share=float(min_share), min_bytes=int(min_bytes))
+
+
 class FilterModule(object):
 
     def filters(self):
@@ -47,4 +63,5 @@ class FilterModule(object):
             "roce_qos": roce_qos,
             "roce_qos_switch_conflicts": roce_qos_switch_conflicts,
             "roce_qos_conflicts": roce_qos_conflicts,
+            "roce_qos_traffic": roce_qos_traffic,
         }

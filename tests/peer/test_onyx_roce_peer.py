@@ -1,6 +1,8 @@
 """roce.fabric.onyx_roce against the project's Onyx simulator over real SSH (netmiko), through the action plugin
 that takes the switch's inventory connection variables. Every case reads the switch's state from outside."""
 
+import json
+import os
 import subprocess
 
 import pytest
@@ -124,3 +126,33 @@ def test_role_refuses_link_toggling_changes_when_asked(sw1, tmp_path):
     assert proc.returncode != 0
     assert "would take links down and up on 1/7" in proc.stdout and "interface ethernet 1/7 mtu 9216 force" in proc.stdout
     assert sw1.config_lines() == [] and running_port(sw1, "1/7")["mtu"] == 1500
+
+
+def switch_check(tmp_path):
+    """onyx_switch's verify tasks on sw1 (what playbooks/validate.yml runs first): the report's "qos switch" check."""
+    playbook = tmp_path / "verify.yml"
+    playbook.write_text(
+        "- hosts: sw1\n  gather_facts: false\n  tasks:\n    - name: verify\n      ansible.builtin.include_role:\n"
+        "        name: roce.fabric.onyx_switch\n        tasks_from: verify\n"
+        "    - name: show\n      ansible.builtin.debug:\n        var: onyx_switch_check\n")
+    env = dict(os.environ, ANSIBLE_LOAD_CALLBACK_PLUGINS="1", ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json")
+    proc = subprocess.run(["ansible-playbook", "-i", INVENTORY, str(playbook)], capture_output=True, text=True, cwd=REPO,
+                          env=env, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    tasks = json.loads(proc.stdout)["plays"][0]["tasks"]
+    return [t["hosts"]["sw1"]["onyx_switch_check"] for t in tasks if "onyx_switch_check" in t["hosts"].get("sw1", {})][-1]
+
+
+def test_switch_check_for_the_report_names_the_fix_and_sends_nothing(sw1, tmp_path):
+    """The validation report's "qos switch" check: a switch without the contract's RoCE mode fails with the command
+    that fixes it, and nothing is sent; after the role's change it passes."""
+    check = switch_check(tmp_path)
+    assert check["name"] == "qos switch" and check["status"] == "failed", check
+    assert "sw1 differs from the RoCE QoS contract" in check["msg"] and "would fix it" in check["msg"], check
+    assert sw1.config_lines() == [], "the check sent configuration commands"
+    # What the role sets of the contract: the RoCE mode, global PFC, the ports' trust, PFC and ECN (not VLANs, MTU).
+    qos_ports = [dict((k, v) for k, v in entry.items() if k != "mtu") for entry in SEED["ports"]]
+    assert sw1.module(MODULE, dict(roce_mode="lossless", pfc=SEED["pfc"], ports=qos_ports))["changed"] is True
+    check = switch_check(tmp_path)
+    assert check["status"] == "passed" and "sw1 agrees with the contract: roce lossless" in check["msg"], check
+    assert "DSCP 26 on priority 3, PFC on priority 3" in check["msg"], check

@@ -16,6 +16,7 @@ NCCL log. Faults: a host whose key is not pinned, a hung rank, no mpirun, a malf
 import base64
 import json
 import os
+import re
 import shlex
 import subprocess
 
@@ -34,7 +35,7 @@ RXE = "modprobe rdma_rxe && (rdma link show rxe0/1 >/dev/null 2>&1 || rdma link 
 
 
 LAB = Lab(INVENTORY)
-CAPTURE = os.path.join(REPO, "lab", "rdma", "guest", "roce_capture.py")
+CAPTURE = os.path.join(REPO, "roles", "validate", "files", "roce_dscp_capture.py")
 TOS_FILE = "/sys/kernel/config/rdma_cm/rxe0/ports/1/default_roce_tos"
 
 
@@ -50,7 +51,9 @@ def vm(host, command):
 def playbook(tmp_path, *extra, check=False):
     report = str(tmp_path / "report")
     argv = ["ansible-playbook", "-i", INVENTORY, os.path.join(REPO, "playbooks", "validate.yml"),
-            "-e", "roce_validate_hosts=lab_vms", "-e", "validate_report_dir=%s" % report]
+            "-e", "roce_validate_hosts=lab_vms", "-e", "validate_report_dir=%s" % report,
+            # The switches' check has its own tier (peer onyx); the Onyx simulator is not up in this one.
+            "-e", "roce_validate_switches=false"]
     for item in extra:
         argv += ["-e", item]
     if check:
@@ -73,10 +76,12 @@ def perftest_processes(host):
     return [line for line in out.splitlines() if line.strip()]
 
 
-def apply_qos():
+def apply_qos(*extra):
     """The RoCE QoS contract on the VMs' Soft-RoCE NIC through the roce.fabric.nic_qos role, as host.yml applies it."""
-    proc = subprocess.run(["ansible", "lab_vms", "-i", INVENTORY, "-m", "ansible.builtin.include_role",
-                           "-a", "name=roce.fabric.nic_qos"], capture_output=True, text=True, cwd=REPO, check=False)
+    argv = ["ansible", "lab_vms", "-i", INVENTORY, "-m", "ansible.builtin.include_role", "-a", "name=roce.fabric.nic_qos"]
+    for item in extra:
+        argv += ["-e", item]
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     return proc
 
@@ -219,17 +224,75 @@ def test_roce_packets_carry_the_contracts_dscp(vms, tmp_path):
     checks = dict((c["name"], c) for c in report["hosts"]["node1"]["checks"])
     assert checks["qos enp1s0"]["status"] == "passed" and '"roce_tos": 106' in checks["qos enp1s0"]["msg"]
     assert checks["qos nccl"]["status"] == "passed"
+    # The report carries the same proof: the role's own capture of what each VM sent, all on DSCP 26.
+    for host in vms:
+        traffic = dict((c["name"], c) for c in report["hosts"][host]["checks"])["traffic enp1s0"]
+        sent = re.match(r"(\d+) of (\d+) RoCE v2 packets this host sent on enp1s0 carried DSCP 26", traffic["msg"])
+        assert traffic["status"] == "passed" and sent and sent.group(1) == sent.group(2) and int(sent.group(1)) > 20, traffic
+        assert "packets_sent +" in traffic["msg"], traffic
+        print("report, %s: traffic enp1s0: %s" % (host, traffic["msg"]))
 
-    # A host that drifted from the contract is reported by name, with the change that fixes it.
+    # A host that drifted from the contract is reported by name, with the change that fixes it: its NIC settings,
+    # and its traffic (rping rides RDMA-CM's default ToS, now 0 on node2).
     assert vm("node2", "echo 0 > %s" % TOS_FILE)[0] == 0
     try:
-        proc, report = playbook(tmp_path / "drift", '{"validate_tests": []}')
+        proc, report = playbook(tmp_path / "drift", '{"validate_tests": ["rping"]}')
         assert proc.returncode != 0 and "node2 qos enp1s0" in proc.stdout, proc.stdout[-3000:]
-        drift = dict((c["name"], c) for c in report["hosts"]["node2"]["checks"])["qos enp1s0"]
-        assert drift["status"] == "failed" and "default_roce_tos: 106" in drift["msg"], drift
-        assert report["hosts"]["node1"]["status"] == "passed"
+        drift = dict((c["name"], c) for c in report["hosts"]["node2"]["checks"])
+        assert drift["qos enp1s0"]["status"] == "failed" and "default_roce_tos: 106" in drift["qos enp1s0"]["msg"], drift
+        assert drift["traffic enp1s0"]["status"] == "failed", drift["traffic enp1s0"]
+        assert re.match(r"0 of \d+ RoCE v2 packets this host sent on enp1s0 carried DSCP 26", drift["traffic enp1s0"]["msg"])
+        assert "node2 traffic enp1s0" in proc.stdout
+        # node1's settings are right; its side of the connection rides whatever class the connecting side chose,
+        # so its traffic shows the drift too, and its message points at the peer's qos check.
+        node1 = dict((c["name"], c) for c in report["hosts"]["node1"]["checks"])
+        assert node1["qos enp1s0"]["status"] == "passed" and node1["qos nccl"]["status"] == "passed", node1
+        assert node1["traffic enp1s0"]["status"] == "passed" or "DSCP 0: " in node1["traffic enp1s0"]["msg"], node1
+        assert "qos check" in drift["traffic enp1s0"]["msg"]
     finally:
         apply_qos()
+
+
+def test_a_changed_contract_reaches_the_nics_perftest_nccl_and_the_wire(vms, tmp_path):
+    """The contract's DSCP changed in inventory (26 -> 24): the NIC role, perftest, NCCL and the packets follow it."""
+    contract = json.dumps({"roce_fabric_qos": {"mode": "lossless", "roce_dscp": 24, "roce_priority": 3}})
+    try:
+        apply_qos(contract)
+        for host in vms:
+            assert vm(host, "cat %s" % TOS_FILE)[1].strip() == "98"  # DSCP 24 << 2 | ECT(0)
+        proc, report = playbook(tmp_path, contract, '{"validate_tests": ["rping", "ib_write_bw"]}')
+        assert proc.returncode == 0 and report["passed"], proc.stdout[-3000:]
+        for host in vms:
+            checks = dict((c["name"], c) for c in report["hosts"][host]["checks"])
+            assert checks["qos enp1s0"]["status"] == "passed" and '"roce_tos": 98' in checks["qos enp1s0"]["msg"]
+            assert checks["qos nccl"]["status"] == "passed" and "NCCL_IB_TC=98" in checks["qos nccl"]["msg"]
+            sent = re.match(r"(\d+) of (\d+) RoCE v2 packets this host sent on enp1s0 carried DSCP 24", checks["traffic enp1s0"]["msg"])
+            assert checks["traffic enp1s0"]["status"] == "passed" and sent and sent.group(1) == sent.group(2), checks["traffic enp1s0"]
+        bw = [t for t in report["tests"] if t["tool"] == "ib_write_bw"]
+        assert bw and all("-T 98" in json.dumps(t) for t in bw), bw
+    finally:
+        apply_qos()
+    for host in vms:
+        assert vm(host, "cat %s" % TOS_FILE)[1].strip() == "106"
+
+
+def test_rdma_counters_reads_the_real_port_and_refuses_bad_names(vms):
+    """roce.fabric.rdma_counters on a VM: real ethtool -S of virtio_net (no per-priority counters) and the real
+    Soft-RoCE hw_counters, which grow with the traffic; a bad or unknown name is a clear error."""
+    args = dict(netdev="enp1s0", rdma_device="rxe0")
+    first = run_module(INVENTORY, "node1", "roce.fabric.rdma_counters", args, check=True)
+    assert not first.get("failed") and first["changed"] is False and first["commands"] == [], first
+    assert first["driver"] == "virtio_net" and first["ethtool_error"] is None and first["priorities"] == {}
+    assert "tx_queue_0_bytes" in first["ethtool"] and "sent_pkts" in first["hw_counters"], first
+    rc, out = vm("node1", "ping -c 3 -i 0.2 10.78.0.2 >/dev/null")
+    assert rc == 0, out
+    second = run_module(INVENTORY, "node1", "roce.fabric.rdma_counters", args)
+    assert second["ethtool"]["tx_queue_0_packets"] >= first["ethtool"]["tx_queue_0_packets"] + 3
+    for bad, words in (("enp1s0/../x", "not an interface name"), ("nosuch0", "No network interface nosuch0")):
+        result = run_module(INVENTORY, "node1", "roce.fabric.rdma_counters", dict(netdev=bad))
+        assert result.get("failed") and words in result["msg"] and result["commands"] == [], result
+    result = run_module(INVENTORY, "node1", "roce.fabric.rdma_counters", dict(netdev="enp1s0", rdma_device="rxe0;reboot"))
+    assert result.get("failed") and "not an RDMA device name" in result["msg"], result
 
 
 STANDIN_DIR = "/usr/local/lib/roce-lab/nccl-tests"

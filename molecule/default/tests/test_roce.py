@@ -1,6 +1,7 @@
 """After playbooks/roce.yml on the lab: every GPU node runs the firmware values its inventory asks for and the RoCE QoS contract,
 rebooted at most once, and no adapter was written twice."""
 
+import json
 import os
 import sys
 
@@ -61,3 +62,14 @@ def test_nic_qos_follows_the_contract(host):
             assert state["apptrust"][0] == "dscp", port
         else:
             assert state["trust"] == "dscp", port
+
+
+def test_the_report_reads_each_switch_against_its_contract():
+    """The last run's validation report (the idempotence run) has a "qos switch" check per switch: each agrees with
+    its contract, sw1 lossless from group_vars/all, sw2 with its own lossy one."""
+    with open("/var/tmp/roce-fabric-validation/report.json") as handle:
+        report = json.load(handle)
+    for name, mode in (("sw1", "lossless"), ("sw2", "lossy")):
+        [check] = report["hosts"][name]["checks"]
+        assert check["name"] == "qos switch" and check["status"] == "passed", check
+        assert ("%s agrees with the contract: roce %s" % (name, mode)) in check["msg"], check

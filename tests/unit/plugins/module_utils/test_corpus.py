@@ -16,6 +16,7 @@ import pytest
 from ansible_collections.roce.fabric.plugins.module_utils.esxi import parsers as esxcli
 from ansible_collections.roce.fabric.plugins.module_utils.firmware import parsers as mlx
 from ansible_collections.roce.fabric.plugins.module_utils.onyx import parsers as onyx_parsers
+from ansible_collections.roce.fabric.plugins.module_utils.qos import counters
 from ansible_collections.roce.fabric.plugins.module_utils.qos import parsers as qos_parsers
 from ansible_collections.roce.fabric.plugins.module_utils.rdma import sriov
 from ansible_collections.roce.fabric.plugins.module_utils.rdma import tools as rdma_tools
@@ -293,3 +294,32 @@ def test_qos_parsers_on_every_sample(name):
         assert qos_parsers.parse_traffic_class(values["/sys/class/infiniband/mlx5_0/tc/1/traffic_class"]) == int(expect["traffic_class"])
     else:
         raise AssertionError("no parser reads qos/%s" % name)
+
+
+# --- traffic counters (ethtool -S, RDMA hw_counters) ---------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(os.listdir(os.path.join(corpus.FIXTURES, "counters"))))
+def test_counter_parsers_on_every_sample(name):
+    """Every counter sample parses, and gives the values and per-priority counters its header expects."""
+    text = corpus.read("counters", name)
+    expect = expectations("counters", name)
+    if name.startswith("ethtool_S_"):
+        stats = counters.parse_ethtool_stats(text)
+        assert "NIC statistics" not in stats and len(stats) == len(text.splitlines()) - 1
+        prios = counters.priority_stats(stats)
+        assert sorted(prios) == ([] if expect.pop("priorities") == "none" else [0])
+        if expect.pop("rdma", None) == "none":
+            assert not any(name in stats for name in counters.RDMA_BYTES.values())
+        for key, value in expect.items():
+            if key.startswith("prio"):
+                prio, counter = key[4:].split("_", 1)
+                assert prios[int(prio)][counter] == int(value), key
+            else:
+                assert stats[key] == int(value), key
+    elif name.startswith("hw_counters_"):
+        values = counters.parse_counter_lines(text)
+        assert len(values) == len(text.splitlines())
+        for key, value in expect.items():
+            assert values[key] == int(value), key
+    else:
+        raise AssertionError("no parser reads counters/%s" % name)

@@ -1,0 +1,202 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Pure functions over traffic counters, and the RoCE traffic check computed from two snapshots.
+
+PRIVATE to the roce.fabric collection: may change without notice.
+
+A snapshot is what ``roce.fabric.rdma_counters`` returns for one port: ``ethtool`` (``ethtool -S`` of the
+netdev as a dict, or None), ``hw_counters`` (the RDMA port's ``hw_counters`` files as a dict) and
+``driver``. Counter names, as the drivers document them:
+
+- mlx5 ``ethtool -S`` (kernel ``Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst``):
+  ``rx_prio[p]_bytes``, ``rx_prio[p]_packets``, ``tx_prio[p]_bytes``, ``tx_prio[p]_packets``,
+  ``rx_prio[p]_pause``, ``tx_prio[p]_pause`` per priority p, and ``rx_vport_rdma_unicast_bytes`` /
+  ``tx_vport_rdma_unicast_bytes`` for the RDMA traffic of the port;
+- RDMA ``hw_counters`` (``/sys/class/infiniband/<dev>/ports/<n>/hw_counters``): mlx5_ib ``np_cnp_sent``,
+  ``rp_cnp_handled``, ``rp_cnp_ignored``, ``np_ecn_marked_roce_packets``; irdma (its ``irdma_hw_stat_names``)
+  ``cnpSent``, ``cnpHandled``, ``cnpIgnored``, ``RxECNMrkd``; Soft-RoCE (rdma_rxe) ``sent_pkts``, ``rcvd_pkts``.
+
+A wire capture (the validate role's ``roce_dscp_capture.py``) counts RoCE v2 packets by ToS byte; it is the
+evidence for software RDMA devices (Soft-RoCE, siw), whose packets go through the netdev where a capture
+sees them. Hardware RoCE bypasses the kernel's packet path, so its evidence is the NIC's per-priority counters.
+"""
+
+from __future__ import annotations
+
+import re
+
+PRIO_RE = re.compile(r"^(rx|tx)_prio([0-7])_(bytes|packets|pause)$")
+RDMA_BYTES = {"rx": "rx_vport_rdma_unicast_bytes", "tx": "tx_vport_rdma_unicast_bytes"}
+
+# What the report calls a congestion counter, and its name per driver (first found wins).
+CONGESTION = (
+    ("cnp_sent", ("np_cnp_sent", "cnpSent")),
+    ("cnp_handled", ("rp_cnp_handled", "cnpHandled")),
+    ("cnp_ignored", ("rp_cnp_ignored", "cnpIgnored")),
+    ("ecn_marked", ("np_ecn_marked_roce_packets", "RxECNMrkd")),
+    ("packets_sent", ("sent_pkts",)),
+    ("packets_received", ("rcvd_pkts",)),
+)
+
+
+def _int(text):
+    try:
+        return int(str(text).strip())
+    except ValueError:
+        return None
+
+
+def parse_ethtool_stats(text):
+    """``ethtool -S`` output as {counter: int}; lines whose value is not an integer are left out."""
+    stats = {}
+    for line in text.splitlines():
+        name, sep, value = line.strip().rpartition(":")
+        if not sep or not name.strip():
+            continue
+        number = _int(value)
+        if number is not None:
+            stats[name.strip()] = number
+    return stats
+
+
+def parse_counter_lines(text):
+    """``grep -H . <dir>/*`` output (``name:value`` lines) as {name: int}: a sysfs counter directory."""
+    counters = {}
+    for line in text.splitlines():
+        name, sep, value = line.partition(":")
+        number = _int(value) if sep else None
+        if number is not None:
+            counters[name.rsplit("/", 1)[-1]] = number
+    return counters
+
+
+def deltas(before, after):
+    """after - before per counter present in both; a counter that went down (reset, wrap) is left out."""
+    out = {}
+    for name, value in (after or {}).items():
+        old = (before or {}).get(name)
+        if isinstance(old, int) and isinstance(value, int) and value >= old:
+            out[name] = value - old
+    return out
+
+
+def priority_stats(stats):
+    """{priority: {"rx_bytes": n, "tx_pause": n, ...}} from mlx5-style per-priority names; {} when none."""
+    out = {}
+    for name, value in stats.items():
+        match = PRIO_RE.match(name)
+        if match:
+            out.setdefault(int(match.group(2)), {})["%s_%s" % (match.group(1), match.group(3))] = value
+    return out
+
+
+def congestion(hw_delta):
+    """The congestion counters' changes under driver-neutral names, only those the driver has."""
+    out = {}
+    for label, names in CONGESTION:
+        for name in names:
+            if name in hw_delta:
+                out[label] = hw_delta[name]
+                break
+    return out
+
+
+def _size(count):
+    value = float(count)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if value < 1000 or unit == "TB":
+            return ("%d %s" % (value, unit)) if unit == "B" else ("%.1f %s" % (value, unit))
+        value /= 1000.0
+    return "%d B" % count
+
+
+def _pct(share):
+    return "%.1f%%" % (100.0 * share)
+
+
+def counter_share(eth_delta, priority):
+    """The share of the port's RDMA bytes that rode ``priority``, per direction, from ethtool deltas.
+
+    Returns (shares, evidence): shares {"tx": f, "rx": f} for the directions with traffic, evidence the
+    numbers behind them. The denominator is the RDMA byte count where the driver has one (mlx5's
+    vport_rdma counters), else the bytes of every priority. None when there are no per-priority byte counters.
+    """
+    prios = priority_stats(eth_delta)
+    if not any(("%s_bytes" % d) in values for values in prios.values() for d in ("rx", "tx")):
+        return None, None
+    shares, evidence = {}, {}
+    for direction in ("tx", "rx"):
+        key = "%s_bytes" % direction
+        on_prio = prios.get(priority, {}).get(key, 0)
+        total = eth_delta.get(RDMA_BYTES[direction])
+        basis = RDMA_BYTES[direction]
+        if total is None:
+            total = sum(values.get(key, 0) for values in prios.values())
+            basis = "%s_prio0..7_bytes" % direction
+        busiest = max(prios, key=lambda p: prios[p].get(key, 0))
+        evidence[direction] = dict(on_priority=on_prio, total=total, basis=basis, busiest=busiest,
+                                   pause=prios.get(priority, {}).get("%s_pause" % direction, 0))
+        if total > 0:
+            shares[direction] = min(1.0, float(on_prio) / total)
+    return shares, evidence
+
+
+def traffic_check(netdev, before, after, priority, dscp, capture=None, min_share=0.95, min_bytes=1000000,
+                  min_packets=20):
+    """The report check ``traffic <netdev>``: did the RDMA traffic between two snapshots ride the RoCE class?
+
+    ``before``/``after``: rdma_counters snapshots of the port; ``capture``: {"packets": n, "dscp": {"26": n}}
+    from a wire capture over the same window, or None. Returns {"status", "msg", "share", "evidence"}.
+    """
+    eth_delta = deltas((before or {}).get("ethtool"), (after or {}).get("ethtool"))
+    hw = congestion(deltas((before or {}).get("hw_counters"), (after or {}).get("hw_counters")))
+    hw_text = (" RDMA counters: %s." % ", ".join("%s +%d" % (k, v) for k, v in hw.items())) if hw else ""
+    fix = (" The RDMA traffic does not ride the class the fabric protects: check the NIC's trust mode and DSCP map,"
+           " RDMA-CM's default ToS (roce.fabric.nic_qos), NCCL_IB_TC and perftest's ToS. A connection's class is"
+           " chosen by the side that opens it, so a peer's wrong RDMA-CM ToS shows here too: see each host's qos check.")
+    driver = (after or {}).get("driver") or "unknown"
+    shares, evidence = counter_share(eth_delta, priority)
+    if shares is not None:
+        totals = dict((d, evidence[d]["total"]) for d in evidence)
+        if max(totals.values() or [0]) < min_bytes:
+            return dict(status="skipped", share=None, evidence=dict(evidence, hw=hw),
+                        msg="only %s of RDMA traffic on %s in the window (under %s); no share to judge.%s"
+                        % (_size(max(totals.values() or [0])), netdev, _size(min_bytes), hw_text))
+        share = min(shares.values())
+        parts = []
+        for d in ("tx", "rx"):
+            if d in shares:
+                e = evidence[d]
+                parts.append("%s %s of %s (%s%s)" % ("sent" if d == "tx" else "received", _size(e["on_priority"]),
+                                                     _size(e["total"]), _pct(shares[d]),
+                                                     "" if e["busiest"] == priority else "; most on priority %d" % e["busiest"]))
+        template = ("priority %d carried the RDMA bytes of %s: %s; PFC pause frames on priority %d rx %d, tx %d"
+                    " (ethtool -S, driver %s).%s")
+        msg = template % (priority, netdev, ", ".join(parts), priority, evidence["rx"]["pause"], evidence["tx"]["pause"],
+                          driver, hw_text)
+        passed = share >= min_share
+        return dict(status="passed" if passed else "failed", share=round(share, 4), evidence=dict(evidence, hw=hw),
+                    msg=msg if passed else msg + " Under the threshold %s." % _pct(min_share) + fix)
+    if capture and isinstance(capture.get("packets"), int):
+        # The packets this host sent say what its own settings do; all packets include its peers'.
+        view = capture["sent"] if isinstance(capture.get("sent"), dict) else capture
+        whose = "this host sent" if view is not capture else "seen"
+        total = int(view.get("packets") or 0)
+        counts = dict((str(k), int(v)) for k, v in (view.get("dscp") or {}).items())
+        if total < min_packets:
+            return dict(status="skipped", share=None, evidence=dict(capture=capture, hw=hw),
+                        msg="the capture on %s saw %d RoCE v2 packets %s (under %d); no share to judge.%s"
+                        % (netdev, total, whose, min_packets, hw_text))
+        on = counts.get(str(dscp), 0)
+        share = float(on) / total
+        seen = ", ".join("DSCP %s: %d" % (k, counts[k]) for k in sorted(counts, key=int))
+        msg = ("%d of %d RoCE v2 packets %s on %s carried DSCP %d, the contract's (%s; wire capture: software RDMA"
+               " sends through the netdev; by DSCP: %s).%s" % (on, total, whose, netdev, dscp, _pct(share), seen, hw_text))
+        passed = share >= min_share
+        return dict(status="passed" if passed else "failed", share=round(share, 4), evidence=dict(capture=capture, hw=hw),
+                    msg=msg if passed else msg + " Under the threshold %s." % _pct(min_share) + fix)
+    return dict(status="skipped", share=None, evidence=dict(hw=hw),
+                msg="%s (driver %s) has no per-priority byte counters in ethtool -S and its RDMA traffic was not"
+                    " captured: read the class it rode on the switch's per-priority counters.%s" % (netdev, driver, hw_text))

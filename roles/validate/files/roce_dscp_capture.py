@@ -1,0 +1,102 @@
+"""Count the RoCE v2 packets (UDP port 4791) on one interface by their IP ToS byte (the validate role's wire check).
+
+    python3 roce_dscp_capture.py IFACE SECONDS OUT.json [STOP_FILE]
+
+Captures with an AF_PACKET socket (what tcpdump uses, so no tcpdump is needed) every frame the interface
+sends or receives until SECONDS have passed or STOP_FILE exists, then writes
+{"packets": N, "tos": {"106": N, ...}, "dscp": {"26": N, ...}, "sent": {the same for the frames this host
+sent}} to OUT.json. IPv4 and IPv6 (traffic class).
+Only software RDMA (Soft-RoCE, siw) sends through the netdev where this sees it; a hardware RoCE NIC's
+packets bypass the kernel, and its per-priority counters are the evidence instead. Needs root (CAP_NET_RAW).
+"""
+
+import json
+import os
+import socket
+import struct
+import sys
+import time
+
+ETH_P_ALL = 0x0003
+ROCE_V2_PORT = 4791
+PACKET_OUTGOING = 4  # sll_pkttype of a frame this host sent (linux/if_packet.h)
+SOL_PACKET = 263
+PACKET_STATISTICS = 6  # struct tpacket_stats {unsigned int tp_packets, tp_drops}: read and reset by the kernel
+
+
+def roce_tos(frame):
+    """The ToS / traffic class byte of a RoCE v2 frame, or None for any other frame."""
+    if len(frame) < 14:
+        return None
+    ethertype = struct.unpack("!H", frame[12:14])[0]
+    offset = 14
+    if ethertype == 0x8100 and len(frame) >= 18:  # one VLAN tag
+        ethertype = struct.unpack("!H", frame[16:18])[0]
+        offset = 18
+    if ethertype == 0x0800 and len(frame) >= offset + 20:
+        ihl = (frame[offset] & 0x0F) * 4
+        tos, proto = frame[offset + 1], frame[offset + 9]
+        udp = offset + ihl
+    elif ethertype == 0x86DD and len(frame) >= offset + 40:
+        first = struct.unpack("!I", frame[offset:offset + 4])[0]
+        tos, proto = (first >> 20) & 0xFF, frame[offset + 6]
+        udp = offset + 40
+    else:
+        return None
+    if proto != 17 or len(frame) < udp + 4:
+        return None
+    sport, dport = struct.unpack("!HH", frame[udp:udp + 4])
+    return tos if ROCE_V2_PORT in (sport, dport) else None
+
+
+def socket_drops(sock):
+    try:
+        return struct.unpack("II", sock.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8))[1]
+    except OSError:
+        return 0
+
+
+def summary(counts):
+    """{"packets": N, "tos": {"106": N}, "dscp": {"26": N}} of {tos: count}."""
+    dscp = {}
+    for tos, count in counts.items():
+        dscp[str(tos >> 2)] = dscp.get(str(tos >> 2), 0) + count
+    return dict(packets=sum(counts.values()), tos=dict((str(k), v) for k, v in sorted(counts.items())), dscp=dscp)
+
+
+def main(iface, seconds, out, stop_file=None):
+    sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+    # A large buffer: at line rate the socket falls behind, and a frame it drops is a frame not counted.
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 << 20)
+    sock.bind((iface, 0))
+    sock.settimeout(0.5)
+    counts, sent = {}, {}
+    deadline = time.time() + float(seconds)
+    next_look = 0.0
+    while True:
+        now = time.time()
+        if now >= next_look:  # the stop file is looked for twice a second, not once a frame
+            if now >= deadline or (stop_file and os.path.exists(stop_file)):
+                break
+            next_look = now + 0.5
+        try:
+            frame, address = sock.recvfrom(65535)
+        except socket.timeout:
+            continue
+        tos = roce_tos(frame)
+        if tos is not None:
+            counts[tos] = counts.get(tos, 0) + 1
+            if address[2] == PACKET_OUTGOING:
+                sent[tos] = sent.get(tos, 0) + 1
+    dropped = socket_drops(sock)
+    result = summary(counts)
+    result["sent"] = summary(sent)
+    # Frames of any kind the socket could not keep: the counts are a sample then, still fit for a share.
+    result["dropped"] = dropped
+    with open(out + ".tmp", "w") as handle:
+        json.dump(result, handle)
+    os.rename(out + ".tmp", out)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
