@@ -27,7 +27,7 @@ State file (JSON, replaced atomically after every command; read by tests)::
      "running": CONFIG, "saved": CONFIG, "effective": {...what show commands derive...},
      "commands": [{"session": n, "line": "...", "mode": "user|enable|config|config-if|config-vlan|config-if-vlan",
                    "ok": bool}],
-     "logins": n, "sessions": n, "link_toggles": {port: n}, "config_commands": n, "drops": n,
+     "logins": n, "auth_attempts": n, "sessions": n, "link_toggles": {port: n}, "config_commands": n, "drops": n,
      "faults": {"drop_after": N|null, "reject": REGEX|null, "delay": SECONDS}}
 
     CONFIG = {"hostname", "port_count", "roce": null|"lossless"|"semi-lossless"|"lossy",
@@ -600,6 +600,7 @@ class Switch:
         self.fault_count = 0
         self.last_written = None
         self.commands, self.logins, self.sessions = [], 0, 0
+        self.auth_attempts = 0  # credentials offered (password or key), whether right or wrong
         self.link_toggles, self.config_commands, self.drops = {}, 0, 0
         loaded = None
         if self.state_file and os.path.exists(self.state_file) and not opts.factory:
@@ -610,6 +611,7 @@ class Switch:
             self.running = copy.deepcopy(self.saved)
             self.commands = loaded.get('commands', [])
             self.logins = loaded.get('logins', 0)
+            self.auth_attempts = loaded.get('auth_attempts', 0)
             self.sessions = loaded.get('sessions', 0)
             self.link_toggles = loaded.get('link_toggles', {})
             self.config_commands = loaded.get('config_commands', 0)
@@ -634,6 +636,7 @@ class Switch:
             'effective': self.effective(),
             'commands': self.commands,
             'logins': self.logins,
+            'auth_attempts': self.auth_attempts,
             'sessions': self.sessions,
             'link_toggles': self.link_toggles,
             'config_commands': self.config_commands,
@@ -2027,12 +2030,19 @@ class SSHServer(paramiko.ServerInterface):
     def get_allowed_auths(self, username):
         return 'password,publickey' if self.sim.authorized else 'password'
 
+    def offered(self):
+        with self.sim.lock:
+            self.sim.auth_attempts += 1
+            self.sim.write_state()
+
     def check_auth_password(self, username, password):
+        self.offered()
         ok_user = username == self.sim.username
         ok_pass = password == self.sim.password
         return paramiko.AUTH_SUCCESSFUL if ok_user and ok_pass else paramiko.AUTH_FAILED
 
     def check_auth_publickey(self, username, key):
+        self.offered()
         if username == self.sim.username and (key.get_name(), key.get_base64()) in self.sim.authorized:
             return paramiko.AUTH_SUCCESSFUL
         return paramiko.AUTH_FAILED

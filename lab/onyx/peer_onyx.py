@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
@@ -39,7 +40,52 @@ class OnyxSwitch(ProcessPeer):
     def running(self):
         return self.pid() is not None and ssh_banner(self.address, self.port)
 
-    def start(self, keep_state=False):
+    # --- host keys: the lab pins each switch's key, as an operator pins a real switch's ----------------------
+
+    def known_hosts(self):
+        """The lab's known_hosts of its switches (inventories/lab: onyx_known_hosts_file)."""
+        return os.path.join(self.lab.dir, self.state_dir, "known_hosts")
+
+    def host_entry(self):
+        """This switch's known_hosts line for its current key: ``[address]:port <type> <base64>``."""
+        public = subprocess.run(["ssh-keygen", "-y", "-f", self.path("host_key")], capture_output=True, text=True, check=True)
+        return "[%s]:%d %s" % (self.address, self.port, " ".join(public.stdout.split()[:2]))
+
+    def pin(self):
+        """Put this switch's current key into the lab's known_hosts, replacing an earlier one."""
+        path = self.known_hosts()
+        prefix = "[%s]:%d " % (self.address, self.port)
+        lines = []
+        if os.path.exists(path):
+            with open(path) as handle:
+                lines = [line.rstrip("\n") for line in handle if not line.startswith(prefix)]
+        lines.append(self.host_entry())
+        tmp = path + ".tmp"
+        with open(tmp, "w") as handle:
+            handle.write("\n".join(lines) + "\n")
+        os.replace(tmp, path)
+
+    def pinned(self):
+        path = self.known_hosts()
+        if not os.path.exists(path):
+            return False
+        with open(path) as handle:
+            return self.host_entry() in (line.strip() for line in handle)
+
+    def admin(self, *args):
+        """``rekey``: restart with a new host key and leave known_hosts as it was (a switch impersonated, or
+        replaced); ``pin``: trust the current key again."""
+        if args == ("rekey",):
+            self.stop()
+            os.unlink(self.path("host_key"))
+            self.start(keep_state=True, pin=False)
+            return self.host_entry()
+        if args == ("pin",):
+            self.pin()
+            return self.host_entry()
+        raise SystemExit("lab: %s: admin takes rekey or pin, not %s" % (self.name, " ".join(args)))
+
+    def start(self, keep_state=False, pin=True):
         os.makedirs(self.dir, exist_ok=True)
         if not keep_state and os.path.exists(self.state_file):
             os.unlink(self.state_file)
@@ -48,6 +94,8 @@ class OnyxSwitch(ProcessPeer):
                 "--state-file", self.state_file, "--hostname", self.name, "--version", self.version, "--ports", str(self.ports),
                 "--host-key", os.path.join(self.dir, "host_key")]
         self.spawn(argv, "onyxsim.log", lambda: ssh_banner(self.address, self.port), "the switch simulator %s" % self.name)
+        if pin and not self.pinned():
+            self.pin()
 
     # --- what the door reads and arms -----------------------------------------------------------------
 

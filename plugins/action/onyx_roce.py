@@ -7,7 +7,8 @@
 A play can target the switches themselves (``hosts: roce_switches``): the module runs locally (a
 switch cannot run Python) and, unless the task sets them, takes ``host``, ``port``, ``username``,
 ``password`` and ``ssh_key_file`` from ``ansible_host``, ``ansible_port``, ``ansible_user``,
-``ansible_password`` and ``ansible_ssh_private_key_file``.
+``ansible_password`` and ``ansible_ssh_private_key_file``, and ``host_key_checking`` and ``known_hosts_file``
+from ``onyx_host_key_checking`` and ``onyx_known_hosts_file``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ CONNECTION_VARS = (
     ("username", ("ansible_user", "ansible_ssh_user")),
     ("password", ("ansible_password", "ansible_ssh_pass")),
     ("ssh_key_file", ("ansible_ssh_private_key_file", "ansible_private_key_file")),
+    ("host_key_checking", ("onyx_host_key_checking",)),
+    ("known_hosts_file", ("onyx_known_hosts_file",)),
 )
 
 

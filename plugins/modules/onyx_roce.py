@@ -58,6 +58,18 @@ options:
     description: Seconds for connecting and for each command.
     type: int
     default: 30
+  host_key_checking:
+    description:
+      - Check the switch's SSH host key against the controller's C(~/.ssh/known_hosts) and O(known_hosts_file) before
+        logging in; an unknown or changed key is refused and no password or key is sent.
+      - V(false) trusts any key (the switch's password goes to whoever answers). Taken from C(onyx_host_key_checking) by
+        the action plugin; environment C(ONYX_HOST_KEY_CHECKING).
+    type: bool
+    default: true
+  known_hosts_file:
+    description: A known_hosts file with the switches' keys, read besides C(~/.ssh/known_hosts). Taken from
+      C(onyx_known_hosts_file) by the action plugin; environment C(ONYX_KNOWN_HOSTS_FILE).
+    type: path
   roce_mode:
     description:
       - V(lossless) (C(roce), full PFC), V(semi-lossless), V(lossy) (ECN only, no PFC) or V(disabled) (C(no roce)).
@@ -74,7 +86,7 @@ options:
         type: int
         required: true
       name:
-        description: VLAN name.
+        description: VLAN name, 1 to 32 letters, digits, C(_), C(.) or C(-) (a safe subset of what Onyx accepts).
         type: str
       access_ports:
         description: Ports that become access ports of this VLAN, as ranges (V(1/1-1/4)), ports or breakouts (V(1/1/2)).
@@ -300,7 +312,9 @@ def invalid(exc):
 
 def converge(run, params, want):
     """Read the switch once, compare once, send what differs, save if asked."""
-    session = OnyxSession(params["host"], params["port"], params["username"], params["password"], params["ssh_key_file"], params["timeout"])
+    session = OnyxSession(params["host"], params["port"], params["username"], params["password"], params["ssh_key_file"],
+                          params["timeout"], host_key_checking=params["host_key_checking"],
+                          known_hosts_file=params["known_hosts_file"])
     try:
         session.open()
         release, have, roce_mode, existing = state.read_switch(session)

@@ -357,16 +357,25 @@ def test_job_templates_are_accepted_by_the_server(deployed, tmp_path, kind, work
     assert cluster.names("v1", "Pod", "default", labelled=False) == []
 
 
-def test_job_refuses_a_bad_shm_size_server_side(deployed, tmp_path):
+@pytest.mark.parametrize("variables", [
+    {"k8s_rdma_job_shm_size": "16GB!"},
+    # Hardening: values that used to be written into the YAML unquoted and would add fields of their own.
+    {"k8s_rdma_job_image": "busybox\n    securityContext: {privileged: true}"},
+    {"k8s_rdma_job_namespace": "default\n  labels: {x: y}"},
+    {"k8s_rdma_job_shm_size": "1Gi}\n  - name: root\n    hostPath: {path: /}"},
+    {"k8s_rdma_job_image": "busybox latest"},
+])
+def test_job_yaml_injection_and_bad_values_are_refused_before_the_server(deployed, tmp_path, variables):
     cluster = deployed
     play = tmp_path / "job.yml"
     play.write_text(JOB_PLAY)
     mark = cluster.audit_mark()
-    bad = {"k8s_rdma_job_kind": "pods", "k8s_rdma_job_workload": "pytorch-ddp", "k8s_rdma_job_name": "badshm", "k8s_rdma_job_shm_size": "16GB!"}
-    rc, stats, failures, out = playbook(bad, check=True, playbook_path=str(play))
-    assert rc != 0
-    assert any("quantities must match the regular expression" in f for f in failures), failures
-    assert cluster.get("v1", "Pod", "badshm-0", "default") is None
+    bad = dict({"k8s_rdma_job_kind": "pods", "k8s_rdma_job_workload": "pytorch-ddp", "k8s_rdma_job_name": "badjob"}, **variables)
+    for check in (True, False):
+        rc, stats, failures, out = playbook(bad, check=check, playbook_path=str(play))
+        assert rc != 0
+        assert any("Nothing was applied" in f and "no spaces or quotes" in f for f in failures), failures
+    assert cluster.get("v1", "Pod", "badjob-0", "default") is None
     assert cluster.writes_since(mark) == []
 
 

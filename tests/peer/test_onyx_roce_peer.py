@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import INVENTORY, REPO
+from conftest import INVENTORY, LAB, REPO
 
 MODULE = "roce.fabric.onyx_roce"
 SEED = dict(
@@ -62,13 +62,16 @@ def test_older_release_other_json_layout(sw2):
     (dict(ports=[dict(ports=["1/1"], mtu=9300)]), "MTU 9300 on 1/1 is outside 1500-9216"),
     (dict(ports=[dict(ports=["1/1"], ecn=[dict(traffic_class=3, min_kb=1500, max_kb=150)])]), "ECN minimum 1500 KB is above the maximum 150 KB"),
     (dict(roce_mode="turbo"), "roce_mode must be one of"),
+    # Hardening: a VLAN name that would end its quotes and add "no roce" and a rename of VLAN 1, then be saved.
+    (dict(vlans=[dict(id=111, name='roce"\nno roce\nvlan 1 name "x', access_ports=["1/1"])], save=True), "VLAN 111 name"),
 ])
 def test_bad_input_fails_before_connecting(sw1, args, message):
     before = sw1.state()
     result = sw1.module(MODULE, args)
     assert result.get("failed") is True and message in result["msg"], result
     after = sw1.state()
-    assert after["logins"] == before["logins"] and after["running"] == before["running"]
+    assert after["logins"] == before["logins"] and after["running"] == before["running"] and after["saved"] == before["saved"]
+    assert sw1.config_lines() == []
 
 
 def test_port_the_switch_does_not_have(sw1):
@@ -156,3 +159,34 @@ def test_switch_check_for_the_report_names_the_fix_and_sends_nothing(sw1, tmp_pa
     check = switch_check(tmp_path)
     assert check["status"] == "passed" and "sw1 agrees with the contract: roce lossless" in check["msg"], check
     assert "DSCP 26 on priority 3, PFC on priority 3" in check["msg"], check
+
+
+def test_switch_with_a_new_host_key_is_refused_and_gets_no_password(sw1):
+    """Hardening: a "switch" answering with another host key (impersonated, or replaced) is refused before any
+    credential is offered; it sees no password. The explicit opt-out trusts it."""
+    before = sw1.state()
+    LAB.admin("sw1", "rekey")
+    try:
+        result = sw1.module(MODULE, dict(roce_mode="lossless", save=True))
+        assert result.get("failed") is True and result["failure"] == "host_key", result
+        assert "is not the one known for it" in result["msg"] and result["msg"].count("SHA256:") == 2, result["msg"]
+        assert "nothing was sent" in result["msg"]
+        after = sw1.state()
+        assert after["auth_attempts"] == before["auth_attempts"] and after["logins"] == before["logins"]
+        assert after["running"] == before["running"] and after["saved"] == before["saved"]
+        # host_key_checking false: the operator's explicit choice to trust any key (here in check mode).
+        trusted = sw1.module(MODULE, dict(roce_mode="lossless", host_key_checking=False), check=True)
+        assert trusted.get("failed") is not True and trusted["changed"] is True, trusted
+    finally:
+        LAB.admin("sw1", "pin")
+
+
+def test_switch_not_in_known_hosts_is_refused(sw1, tmp_path):
+    """Hardening: an unknown switch is refused with how to pin it; no credential is offered."""
+    empty = tmp_path / "known_hosts"
+    empty.write_text("")
+    before = sw1.state()
+    result = sw1.module(MODULE, dict(roce_mode="lossless", known_hosts_file=str(empty)))
+    assert result.get("failed") is True and result["failure"] == "host_key", result
+    assert "is not in ~/.ssh/known_hosts or %s" % empty in result["msg"] and "ssh-keyscan" in result["msg"], result["msg"]
+    assert sw1.state()["auth_attempts"] == before["auth_attempts"]

@@ -261,7 +261,7 @@ def test_a_changed_contract_reaches_the_nics_perftest_nccl_and_the_wire(vms, tmp
         for host in vms:
             assert vm(host, "cat %s" % TOS_FILE)[1].strip() == "98"  # DSCP 24 << 2 | ECT(0)
         proc, report = playbook(tmp_path, contract, '{"validate_tests": ["rping", "ib_write_bw"]}')
-        assert proc.returncode == 0 and report["passed"], proc.stdout[-3000:]
+        assert proc.returncode == 0 and report["passed"], (proc.stdout[-3000:], report and report["tests"])
         for host in vms:
             checks = dict((c["name"], c) for c in report["hosts"][host]["checks"])
             assert checks["qos enp1s0"]["status"] == "passed" and '"roce_tos": 98' in checks["qos enp1s0"]["msg"]

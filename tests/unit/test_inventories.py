@@ -52,3 +52,25 @@ def test_role_variables_match_the_argument_spec(inventory, role):
         assert not unknown, "%s: %s are not options of role %s" % (source, unknown, role)
         result = ArgumentSpecValidator(spec).validate(given)
         assert not result.error_messages, "%s: %s" % (source, result.error_messages)
+
+
+SECRET_WORDS = ("password", "passwd", "token", "secret", "private_key")
+
+
+def secret_options(options, path=""):
+    """Every option (nested ones too) whose name says it carries a secret, and whether it is no_log."""
+    for name, option in (options or {}).items():
+        where = path + name
+        if any(word in name for word in SECRET_WORDS) and option.get("type", "str") == "str":
+            yield where, bool(option.get("no_log"))
+        for key in ("options", "suboptions"):
+            yield from secret_options(option.get(key), where + ".")
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_every_secret_in_a_role_argument_spec_is_no_log(role):
+    """Hardening: a role's password or token option is masked wherever Ansible shows the role's arguments."""
+    with open(os.path.join(ROOT, "roles", role, "meta", "argument_specs.yml")) as handle:
+        specs = yaml.safe_load(handle)["argument_specs"]
+    missing = [where for entry in specs.values() for where, no_log in secret_options(entry.get("options")) if not no_log]
+    assert missing == [], "%s: no_log missing on %s" % (role, ", ".join(missing))

@@ -70,3 +70,11 @@ def test_ib_write_bw_between_the_vms(host):
     client = host.run("timeout 100 ib_write_bw -R -D 3 --report_gbits %s" % FABRIC["node1"])
     assert client.rc == 0, client.stdout + client.stderr
     assert "BW average" in client.stdout and "Link type       : Ethernet" in client.stdout
+
+
+def test_boot_units_run_no_shell(host):
+    """The Soft-RoCE and SR-IOV boot units run their helpers with arguments, never through a shell (hardening)."""
+    for unit in ("roce-fabric-softroce-rxe0.service", "roce-fabric-sriov-enp2s0.service"):
+        text = host.file("/etc/systemd/system/" + unit).content_string
+        assert "/bin/sh" not in text and "sh -c" not in text, text
+        assert "ExecStart=/usr/bin/python3 /usr/local/sbin/roce-fabric-" in text, text

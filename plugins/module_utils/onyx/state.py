@@ -12,6 +12,8 @@ sends and the ``--diff`` it shows are both read off its list of changes, so they
 
 from __future__ import annotations
 
+import re
+
 from ansible_collections.roce.fabric.plugins.module_utils.onyx.parsers import (
     MTU_MAX,
     MTU_MIN,
@@ -37,6 +39,11 @@ from ansible_collections.roce.fabric.plugins.module_utils.onyx.parsers import (
 
 # --- wanted state ---------------------------------------------------------------------------------------
 
+# VLAN names this collection sends: a safe subset of what Onyx takes (it quotes the name; a quote, a space or a
+# control character would end it or start another command).
+VLAN_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,32}$")
+
+
 def normalize_want(params):
     """Validate module parameters and return the wanted state keyed by port; raise OnyxInputError."""
     problems = []
@@ -53,7 +60,11 @@ def normalize_want(params):
         if not isinstance(vid, int) or not VLAN_MIN <= vid <= VLAN_MAX:
             problems.append("VLAN %s is outside %d-%d" % (vid, VLAN_MIN, VLAN_MAX))
             continue
-        want["vlans"][vid] = dict(name=vlan.get("name"))
+        name = vlan.get("name")
+        if name is not None and not VLAN_NAME_RE.match(str(name)):
+            problems.append("VLAN %d name %r is not 1 to 32 letters, digits, '_', '.' or '-'" % (vid, name))
+            continue
+        want["vlans"][vid] = dict(name=name)
         try:
             access = expand_port_list(vlan.get("access_ports") or [], "the access ports of VLAN %d" % vid)
             trunk = expand_port_list(vlan.get("trunk_ports") or [], "the trunk ports of VLAN %d" % vid)

@@ -9,6 +9,8 @@ PRIVATE to the roce.fabric collection: may change without notice.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import traceback
 
@@ -20,7 +22,7 @@ NETMIKO_IMPORT_ERROR = None
 try:
     from netmiko import ConnectHandler
     from netmiko.exceptions import NetmikoAuthenticationException, NetmikoTimeoutException, ReadTimeout
-    from paramiko.ssh_exception import SSHException
+    from paramiko.ssh_exception import BadHostKeyException, SSHException
     # What a session that breaks mid-way raises.
     SESSION_ERRORS = (OSError, EOFError, ValueError, SSHException, ReadTimeout)
 except ImportError:
@@ -34,6 +36,9 @@ except ImportError:
     class NetmikoTimeoutException(Exception):
         """Stands in for netmiko's exception when netmiko is missing (never raised then)."""
 
+    class BadHostKeyException(Exception):
+        """Stands in for paramiko's exception when netmiko is missing (never raised then)."""
+
 
 def connection_argument_spec():
     """Connection options shared by the Onyx modules (filled from inventory by their action plugin)."""
@@ -44,7 +49,15 @@ def connection_argument_spec():
         password=dict(type="str", no_log=True, fallback=(env_fallback, ["ONYX_PASSWORD"])),
         ssh_key_file=dict(type="path", fallback=(env_fallback, ["ONYX_SSH_KEY_FILE"])),
         timeout=dict(type="int", default=30),
+        host_key_checking=dict(type="bool", default=True, fallback=(env_fallback, ["ONYX_HOST_KEY_CHECKING"])),
+        known_hosts_file=dict(type="path", fallback=(env_fallback, ["ONYX_KNOWN_HOSTS_FILE"])),
     )
+
+
+def fingerprint(key):
+    """A host key's fingerprint as OpenSSH prints it (``SHA256:...``, unpadded base64 of its SHA-256)."""
+    digest = hashlib.sha256(key.asbytes()).digest()
+    return "SHA256:" + base64.b64encode(digest).decode("ascii").rstrip("=")
 
 
 class OnyxCliError(FabricError):
@@ -60,11 +73,22 @@ class OnyxSession(object):
 
     ERROR_MARK = "%"
 
-    def __init__(self, host, port, username, password=None, key_file=None, timeout=30, connect=None):
+    def __init__(self, host, port, username, password=None, key_file=None, timeout=30, connect=None,
+                 host_key_checking=True, known_hosts_file=None):
         self.params = dict(device_type="mellanox_mlnxos", host=host, port=port, username=username,
                            password=password or "", key_file=key_file, use_keys=bool(key_file),
                            allow_agent=False, timeout=timeout, conn_timeout=timeout, auth_timeout=timeout,
                            banner_timeout=timeout, fast_cli=False)
+        # Host keys: checked before any credential is sent (paramiko verifies the key, then authenticates).
+        # Known keys come from the controller's ~/.ssh/known_hosts and known_hosts_file; an unknown or changed
+        # key is refused (netmiko's ssh_strict is paramiko's RejectPolicy).
+        self.known_hosts_file = known_hosts_file
+        self.host_key_checking = host_key_checking
+        if host_key_checking:
+            self.params.update(ssh_strict=True, system_host_keys=True, alt_host_keys=bool(known_hosts_file),
+                               alt_key_file=known_hosts_file or "")
+        else:
+            self.params.update(ssh_strict=False, system_host_keys=False, alt_host_keys=False)
         self.connect = connect or ConnectHandler
         self.conn = None
         self.logins = 0
@@ -78,13 +102,47 @@ class OnyxSession(object):
             self.conn.enable()
         except NetmikoAuthenticationException as exc:
             raise OnyxCliError("auth", "Authentication to %s as %s failed: %s" % (self.params["host"], self.params["username"], _first_line(exc)))
-        except NetmikoTimeoutException as exc:
-            raise OnyxCliError("unreachable", "Cannot reach %s:%s: %s" % (self.params["host"], self.params["port"], _first_line(exc)))
-        except SESSION_ERRORS as exc:
+        except (NetmikoTimeoutException, BadHostKeyException) + SESSION_ERRORS as exc:
+            # netmiko re-raises paramiko's host key errors as a timeout: the cause is in the exception's context.
+            self.raise_host_key_error(exc)
+            if isinstance(exc, NetmikoTimeoutException):
+                raise OnyxCliError("unreachable", "Cannot reach %s:%s: %s" % (self.params["host"], self.params["port"], _first_line(exc)))
             raise OnyxCliError("unreachable", "Cannot open a session to %s:%s: %s" % (self.params["host"], self.params["port"], _first_line(exc)))
         return self
 
+    @staticmethod
+    def refuse_control_characters(commands):
+        """Defence in depth: a command line with a newline or another control character would be two commands."""
+        for command in commands:
+            if any(ord(ch) < 32 or ord(ch) == 127 for ch in command):
+                raise OnyxCliError("refused", "Refusing to send a command with a control character, nothing of it was sent: %r"
+                                   % command)
+
+    def raise_host_key_error(self, exc):
+        """An OnyxCliError ``host_key`` when ``exc`` (or what it was raised from) is a refused host key."""
+        chain, seen = [], exc
+        while seen is not None and len(chain) < 5:
+            chain.append(seen)
+            seen = seen.__cause__ or seen.__context__
+        where = "%s:%s" % (self.params["host"], self.params["port"])
+        for error in chain:
+            if isinstance(error, BadHostKeyException):
+                raise OnyxCliError("host_key", "The host key of %s (%s %s) is not the one known for it (%s %s in %s): refused "
+                                   "before logging in, nothing was sent. If the switch's key really changed, check the new "
+                                   "fingerprint on its console and replace its known_hosts entry."
+                                   % (where, error.key.get_name(), fingerprint(error.key), error.expected_key.get_name(),
+                                      fingerprint(error.expected_key), self.known_hosts_where()))
+        if self.host_key_checking and any("not found in known_hosts" in str(error) for error in chain):
+            raise OnyxCliError("host_key", "%s is not in %s: refused before logging in, nothing was sent. Check the switch's "
+                               "key fingerprint on its console, then add it (ssh-keyscan -p %s %s) to that file, or set "
+                               "host_key_checking false (onyx_host_key_checking in inventory) to trust any key."
+                               % (where, self.known_hosts_where(), self.params["port"], self.params["host"]))
+
+    def known_hosts_where(self):
+        return "~/.ssh/known_hosts or %s" % self.known_hosts_file if self.known_hosts_file else "~/.ssh/known_hosts"
+
     def show(self, command):
+        self.refuse_control_characters([command])
         self.sent_show.append(command)
         try:
             output = self.conn.send_command(command, read_timeout=self.params["timeout"])
@@ -110,6 +168,7 @@ class OnyxSession(object):
         applied = []
         if not commands:
             return applied, None, None
+        self.refuse_control_characters(commands)
         try:
             self.conn.config_mode()
             for command in commands:

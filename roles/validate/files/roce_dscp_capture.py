@@ -12,6 +12,7 @@ packets bypass the kernel, and its per-priority counters are the evidence instea
 
 import json
 import os
+import signal
 import socket
 import struct
 import sys
@@ -64,7 +65,28 @@ def summary(counts):
     return dict(packets=sum(counts.values()), tos=dict((str(k), v) for k, v in sorted(counts.items())), dscp=dscp)
 
 
+def replace_earlier(pid_file):
+    """Stop a capture that an earlier, interrupted run left behind on the same file, then take its place."""
+    try:
+        with open(pid_file) as handle:
+            pid = int(handle.read().strip())
+        with open("/proc/%d/cmdline" % pid, "rb") as handle:
+            if b"roce_dscp_capture" in handle.read() and pid != os.getpid():
+                os.kill(pid, signal.SIGTERM)
+                for _attempt in range(50):
+                    if not os.path.exists("/proc/%d" % pid):
+                        break
+                    time.sleep(0.1)
+    except (OSError, ValueError):
+        pass
+    with open(pid_file, "w") as handle:
+        handle.write("%d\n" % os.getpid())
+
+
 def main(iface, seconds, out, stop_file=None):
+    replace_earlier(out + ".pid")
+    stopping = []
+    signal.signal(signal.SIGTERM, lambda signum, frame: stopping.append(signum))
     sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
     # A large buffer: at line rate the socket falls behind, and a frame it drops is a frame not counted.
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 << 20)
@@ -76,7 +98,7 @@ def main(iface, seconds, out, stop_file=None):
     while True:
         now = time.time()
         if now >= next_look:  # the stop file is looked for twice a second, not once a frame
-            if now >= deadline or (stop_file and os.path.exists(stop_file)):
+            if now >= deadline or stopping or (stop_file and os.path.exists(stop_file)):
                 break
             next_look = now + 0.5
         try:
@@ -88,6 +110,8 @@ def main(iface, seconds, out, stop_file=None):
             counts[tos] = counts.get(tos, 0) + 1
             if address[2] == PACKET_OUTGOING:
                 sent[tos] = sent.get(tos, 0) + 1
+    if stopping:  # replaced by a newer capture: its run owns OUT.json now
+        return
     dropped = socket_drops(sock)
     result = summary(counts)
     result["sent"] = summary(sent)
@@ -96,6 +120,10 @@ def main(iface, seconds, out, stop_file=None):
     with open(out + ".tmp", "w") as handle:
         json.dump(result, handle)
     os.rename(out + ".tmp", out)
+    try:
+        os.unlink(out + ".pid")
+    except OSError:
+        pass
 
 
 if __name__ == "__main__":

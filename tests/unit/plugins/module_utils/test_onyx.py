@@ -187,6 +187,10 @@ def test_lossy_ecn_worker_setup_and_only_the_given_ports():
     (dict(ports=[dict(ports="1/1", trust="L4")]), "trust mode 'L4'"),
     (dict(pfc=dict(enabled=True, priorities=[8])), "PFC priorities [8] are outside 0-7"),
     (dict(ports=[dict(ports="eth1")]), "is not an Ethernet port name"),
+    # Hardening: a VLAN name that would close the quote and start commands of its own.
+    (dict(vlans=[dict(id=111, name='roce"\nno roce\nvlan 1 name "x')]), "VLAN 111 name 'roce\"\\nno roce"),
+    (dict(vlans=[dict(id=111, name="two words")]), "is not 1 to 32 letters"),
+    (dict(vlans=[dict(id=111, name="x" * 33)]), "is not 1 to 32 letters"),
 ])
 def test_bad_input(params, message):
     with pytest.raises(parsers.OnyxInputError) as exc:
@@ -198,3 +202,71 @@ def test_ports_must_exist():
     want = state.normalize_want(dict(ports=[dict(ports="1/30-1/33", mtu=9216)]))
     with pytest.raises(parsers.OnyxInputError, match="the switch has no port 1/33"):
         state.check_ports_exist(want, empty_have()["ports"])
+
+
+class RecordingConnection(object):
+    """Stands in for a netmiko connection: records every line it is asked to send."""
+
+    def __init__(self, **params):
+        self.sent = []
+
+    def enable(self):
+        pass
+
+    def config_mode(self):
+        self.sent.append("configure terminal")
+
+    def exit_config_mode(self):
+        pass
+
+    def send_config_set(self, commands, **kwargs):
+        self.sent.extend(commands)
+        return ""
+
+    def send_command(self, command, **kwargs):
+        self.sent.append(command)
+        return ""
+
+
+@pytest.mark.parametrize("line", ['vlan 111 name "roce"\nno roce', "show version\r", "vlan 1 name \"a\x1bb\""])
+def test_vlan_name_injection_the_session_refuses_control_characters(line):
+    """Defence in depth below the input checks: no line with a control character reaches the switch."""
+    from ansible_collections.roce.fabric.plugins.module_utils.onyx import transport  # pylint: disable=import-outside-toplevel
+    conns = []
+    session = transport.OnyxSession("sw", 22, "admin", "pw", connect=lambda **p: conns.append(RecordingConnection(**p)) or conns[-1])
+    session.open()
+    with pytest.raises(transport.OnyxCliError, match="control character"):
+        session.configure(["vlan 111", line])
+    with pytest.raises(transport.OnyxCliError, match="control character"):
+        session.show(line)
+    assert conns[0].sent == [] and session.sent_config == [] and session.sent_show == []
+
+
+def test_a_changed_host_key_is_named_by_both_fingerprints_and_nothing_is_sent():
+    paramiko = pytest.importorskip("paramiko")
+    from ansible_collections.roce.fabric.plugins.module_utils.onyx import transport  # pylint: disable=import-outside-toplevel
+    got, expected = paramiko.ECDSAKey.generate(), paramiko.ECDSAKey.generate()
+    seen = {}
+
+    def connect(**params):
+        seen.update(params)
+        raise paramiko.BadHostKeyException("[127.0.0.1]:2201", got, expected)
+
+    session = transport.OnyxSession("127.0.0.1", 2201, "admin", "pw", connect=connect, known_hosts_file="/etc/roce/known_hosts")
+    with pytest.raises(transport.OnyxCliError) as exc:
+        session.open()
+    assert exc.value.kind == "host_key" and transport.fingerprint(got) in str(exc.value)
+    assert transport.fingerprint(expected) in str(exc.value) and "/etc/roce/known_hosts" in str(exc.value)
+    assert transport.fingerprint(got).startswith("SHA256:") and not transport.fingerprint(got).endswith("=")
+    # Checking is on by default: netmiko's strict policy with the controller's and the given known_hosts.
+    assert seen["ssh_strict"] is True and seen["system_host_keys"] is True and seen["alt_key_file"] == "/etc/roce/known_hosts"
+    assert session.logins == 0
+
+
+def test_host_key_checking_off_is_explicit():
+    from ansible_collections.roce.fabric.plugins.module_utils.onyx import transport  # pylint: disable=import-outside-toplevel
+    conns = []
+    session = transport.OnyxSession("sw", 22, "admin", "pw", host_key_checking=False,
+                                    connect=lambda **p: conns.append(p) or RecordingConnection(**p))
+    session.open()
+    assert conns[0]["ssh_strict"] is False and conns[0]["system_host_keys"] is False
