@@ -72,8 +72,8 @@ options:
     default: true
   esxi_hostname:
     description:
-      - The ESXi host to configure, by its name in vCenter (V(vsphere)). Without it and without O(cluster_name),
-        every host of the vCenter is configured.
+      - The ESXi host to configure, by its name in vCenter (V(vsphere)). V(vsphere) needs it or O(cluster_name); an
+        empty or missing name is refused rather than taken as every host of the vCenter.
     type: str
   cluster_name:
     description: Configure every host of this cluster (V(vsphere)).
@@ -249,6 +249,10 @@ def main():
 
     def body(run):
         wanted = kernel.wanted_settings(module.params["settings"])
+        if module.params["transport"] == "vsphere" and not (module.params["esxi_hostname"] or module.params["cluster_name"]):
+            # An empty name used to select every host of the vCenter: a typo in inventory must not do that.
+            raise FabricError("Name the ESXi host (esxi_hostname) or its cluster (cluster_name); an empty name would "
+                              "select every host of the vCenter. Nothing was changed.", kind="bad_input")
         if module.params["transport"] == "ssh":
             converge_ssh(run, module, wanted)
         else:

@@ -55,7 +55,7 @@ options:
     description: Private key for the login. Taken from C(ansible_ssh_private_key_file); environment C(ONYX_SSH_KEY_FILE).
     type: path
   timeout:
-    description: Seconds for connecting and for each command.
+    description: Seconds for connecting and for each command, 1 to 3600 (0 would wait forever).
     type: int
     default: 30
   host_key_checking:
@@ -362,6 +362,8 @@ def main():
         run.update(commands=commands, toggles_ports=bool(toggles), toggled_ports=toggles)
         module.exit_json(**run.result)
 
+    if not 1 <= params["timeout"] <= 3600:
+        run.fail("Invalid input, nothing was sent to the switch: timeout %d is outside 1-3600 seconds" % params["timeout"])
     if NETMIKO_IMPORT_ERROR:
         module.fail_json(msg=missing_required_lib("netmiko"), exception=NETMIKO_IMPORT_ERROR)
     if not params["password"] and not params["ssh_key_file"]:

@@ -199,8 +199,11 @@ def test_kernel_setting_vsphere_whole_cluster_and_prefixed_name(vc):
     (dict(esxi_hostname="esx-a.lab", settings={"atsSupport": True, "maxPCPUS": "many"}), "'many' is not an integer"),
     (dict(esxi_hostname="esx-z.lab", settings={"atsSupport": True}), "ESXi host 'esx-z.lab' not found"),
     (dict(cluster_name="nope", settings={"atsSupport": True}), "cluster 'nope' not found"),
-    (dict(settings={"atsSupport": True}, password="not-the-Secret-42"), "login to 127.0.0.1:8989 failed"),
-    (dict(settings={"atsSupport": True}, validate_certs=True), "certificate could not be verified"),
+    (dict(esxi_hostname="esx-a.lab", settings={"atsSupport": True}, password="not-the-Secret-42"), "login to 127.0.0.1:8989 failed"),
+    (dict(esxi_hostname="esx-a.lab", settings={"atsSupport": True}, validate_certs=True), "certificate could not be verified"),
+    # Hardening: an empty or missing host name used to select every host of the vCenter.
+    (dict(esxi_hostname="", settings={"atsSupport": True}), "an empty name would select every host of the vCenter"),
+    (dict(settings={"atsSupport": True}), "Name the ESXi host (esxi_hostname) or its cluster"),
 ])
 def test_kernel_setting_vsphere_bad_input_changes_nothing(vc, args, message):
     before = inventory_state(vc)
@@ -337,6 +340,20 @@ def test_role_refuses_maintenance_with_running_vms_and_changes_nothing(vc):
     assert run.returncode != 0
     assert "esx-a.lab must reboot for atsSupport, but VMs run on it: gpuvm-a1, gpuvm-a2" in run.stdout
     assert "Nothing was changed" in run.stdout
+    assert inventory_state(vc) == before and mutations(vc) == {}
+
+
+@pytest.mark.parametrize("extra", [
+    dict(esxi_ats_reboot_poll_interval=0),  # was a division by zero after the reboot was issued
+    dict(esxi_ats_reboot_timeout=5, esxi_ats_reboot_poll_interval=10),
+    dict(esxi_ats_host_name=""),  # an empty name must not mean "every host of the vCenter"
+])
+def test_role_refuses_bad_reboot_polling_and_an_empty_host_name_before_any_change(vc, extra):
+    """Hardening: values that used to fail only after the host was in maintenance mode and rebooting."""
+    before = inventory_state(vc)
+    vc.reset_calls()
+    run = playbook(extra)
+    assert run.returncode != 0 and "nothing was changed" in run.stdout, run.stdout[-2000:]
     assert inventory_state(vc) == before and mutations(vc) == {}
 
 

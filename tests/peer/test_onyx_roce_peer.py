@@ -62,6 +62,9 @@ def test_older_release_other_json_layout(sw2):
     (dict(ports=[dict(ports=["1/1"], mtu=9300)]), "MTU 9300 on 1/1 is outside 1500-9216"),
     (dict(ports=[dict(ports=["1/1"], ecn=[dict(traffic_class=3, min_kb=1500, max_kb=150)])]), "ECN minimum 1500 KB is above the maximum 150 KB"),
     (dict(roce_mode="turbo"), "roce_mode must be one of"),
+    # Hardening: no timeout (0 waits forever on a switch that stops answering) or a negative one.
+    (dict(roce_mode="lossless", timeout=0), "timeout 0 is outside 1-3600 seconds"),
+    (dict(roce_mode="lossless", timeout=-5), "timeout -5 is outside 1-3600 seconds"),
     # Hardening: a VLAN name that would end its quotes and add "no roce" and a rename of VLAN 1, then be saved.
     (dict(vlans=[dict(id=111, name='roce"\nno roce\nvlan 1 name "x', access_ports=["1/1"])], save=True), "VLAN 111 name"),
 ])

@@ -309,6 +309,21 @@ def mpi_processes(host):
     return [line for line in out.splitlines() if line.strip()]
 
 
+def test_mpi_ssh_in_check_mode_on_hosts_without_the_key(vms, tmp_path):
+    """Hardening: validate_mpi_ssh under --check used to fail on a fresh host (a slurp of the key it had not made)."""
+    keys = "/root/.ssh/id_ed25519_roce_mpi /root/.ssh/id_ed25519_roce_mpi.pub"
+    for host in vms:
+        assert vm(host, "for f in %s; do [ ! -e $f ] || mv $f $f.saved; done" % keys)[0] == 0
+    try:
+        proc, report = playbook(tmp_path, json.dumps(dict(MPI_VARS, validate_nccl=False)), check=True)
+        assert proc.returncode == 0, proc.stdout[-3000:]
+        for host in vms:
+            assert vm(host, "ls /root/.ssh/id_ed25519_roce_mpi")[0] != 0, "check mode made a key"
+    finally:
+        for host in vms:
+            vm(host, "for f in %s; do [ ! -e $f.saved ] || mv $f.saved $f; done" % keys)
+
+
 @pytest.fixture(scope="module")
 def mpi_ready(vms, tmp_path_factory):
     """The stand-in installed on both VMs and the role's SSH trust set up (a run without NCCL)."""
