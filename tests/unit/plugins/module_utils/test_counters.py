@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.roce.fabric.plugins.filter.roce_qos import roce_qos_traffic
 from ansible_collections.roce.fabric.plugins.module_utils.qos import counters
 from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
-
-from ansible.errors import AnsibleFilterError
 
 
 def vm_snapshot(when):
@@ -109,15 +106,3 @@ def test_mlx5_rdma_bytes_are_the_basis_where_the_driver_counts_them():
     assert "cnp_sent +3, cnp_handled +2" in check["msg"] and "rx 0, tx 5" in check["msg"]
     assert counters.traffic_check("ens1f0", before, after, 3, 26, min_share=0.995)["status"] == "failed"
     assert counters.traffic_check("ens1f0", before, after, 3, 26, min_bytes=20000000)["status"] == "skipped"
-
-
-def test_the_filter_takes_the_contract_and_refuses_what_is_not_a_snapshot():
-    check = roce_qos_traffic("enp1s0", vm_snapshot("before"), vm_snapshot("after"), {},
-                             capture=dict(packets=40, dscp={"26": 40}))
-    assert check["status"] == "passed" and "DSCP 26" in check["msg"]
-    check = roce_qos_traffic("enp1s0", {}, {}, {"roce_dscp": 24, "roce_priority": 3}, capture=dict(packets=40, dscp={"26": 40}))
-    assert check["status"] == "failed"
-    with pytest.raises(AnsibleFilterError, match="rdma_counters result"):
-        roce_qos_traffic("enp1s0", None, {}, {})
-    with pytest.raises(AnsibleFilterError):
-        roce_qos_traffic("enp1s0", {}, {}, {"roce_dscp": 99})
