@@ -143,6 +143,38 @@ def counter_share(eth_delta, priority):
     return shares, evidence
 
 
+# Base Transport Header opcodes (InfiniBand Architecture Specification Vol. 1, "OpCode field" table): RC 0x00-0x1f,
+# UD 0x60-0x7f. The ones perftest, rping and the CM send.
+BTH_OPCODES = {0x04: "RC SEND only", 0x06: "RC WRITE first", 0x07: "RC WRITE middle", 0x08: "RC WRITE last",
+               0x0a: "RC WRITE only", 0x0c: "RC READ request", 0x10: "RC READ response only", 0x11: "RC ACK",
+               0x64: "UD SEND only"}
+
+
+def off_contract(capture, dscp):
+    """What the captured packets that did not carry ``dscp`` were, from the capture's per-ToS ``detail``.
+
+    Returns [] when all did, else one string per other ToS, e.g. "ToS 0 (DSCP 0): 2 packets, sent UD SEND only
+    x1, received UD SEND only x1, to QP 1 (connection management)". QP 1 is the General Services QP that carries
+    the RDMA CM's handshake and disconnect messages; any other QP is a connection's data.
+    """
+    out = []
+    for tos, entry in sorted(((capture or {}).get("detail") or {}).items(), key=lambda item: int(item[0])):
+        if int(tos) >> 2 == int(dscp) or not isinstance(entry, dict):
+            continue
+        ops = []
+        for key, count in sorted((entry.get("opcodes") or {}).items()):
+            direction, _space, code = key.partition(" ")
+            name = BTH_OPCODES.get(int(code, 16), "opcode " + code) if code.startswith("0x") else "opcode " + code
+            ops.append("%s %s x%d" % (direction, name, count))
+        qps = sorted((entry.get("qps") or {}), key=int)
+        where = ", to QP %s" % ", ".join(qps) if qps else ""
+        if qps == ["1"]:
+            where += " (connection management)"
+        out.append("ToS %s (DSCP %d): %d packets, %s%s" % (tos, int(tos) >> 2, sum((entry.get("opcodes") or {}).values()),
+                                                           ", ".join(ops), where))
+    return out
+
+
 def traffic_check(netdev, before, after, priority, dscp, capture=None, min_share=0.95, min_bytes=1000000,
                   min_packets=20):
     """The report check ``traffic <netdev>``: did the RDMA traffic between two snapshots ride the RoCE class?
@@ -192,8 +224,11 @@ def traffic_check(netdev, before, after, priority, dscp, capture=None, min_share
         on = counts.get(str(dscp), 0)
         share = float(on) / total
         seen = ", ".join("DSCP %s: %d" % (k, counts[k]) for k in sorted(counts, key=int))
+        others = off_contract(capture, dscp)
         msg = ("%d of %d RoCE v2 packets %s on %s carried DSCP %d, the contract's (%s; wire capture: software RDMA"
-               " sends through the netdev; by DSCP: %s).%s" % (on, total, whose, netdev, dscp, _pct(share), seen, hw_text))
+               " sends through the netdev; by DSCP: %s).%s%s" % (on, total, whose, netdev, dscp, _pct(share), seen,
+                                                                (" Seen off the contract: %s." % "; ".join(others)) if others else "",
+                                                                hw_text))
         passed = share >= min_share
         return dict(status="passed" if passed else "failed", share=round(share, 4), evidence=dict(capture=capture, hw=hw),
                     msg=msg if passed else msg + " Under the threshold %s." % _pct(min_share) + fix)

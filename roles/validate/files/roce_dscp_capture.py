@@ -27,6 +27,13 @@ PACKET_STATISTICS = 6  # struct tpacket_stats {unsigned int tp_packets, tp_drops
 
 def roce_tos(frame):
     """The ToS / traffic class byte of a RoCE v2 frame, or None for any other frame."""
+    found = roce_header(frame)
+    return None if found is None else found[0]
+
+
+def roce_header(frame):
+    """(ToS, BTH opcode, destination QP) of a RoCE v2 frame, or None for any other frame. Opcode and QP are None
+    when the frame is cut short before the base transport header."""
     if len(frame) < 14:
         return None
     ethertype = struct.unpack("!H", frame[12:14])[0]
@@ -47,7 +54,12 @@ def roce_tos(frame):
     if proto != 17 or len(frame) < udp + 4:
         return None
     sport, dport = struct.unpack("!HH", frame[udp:udp + 4])
-    return tos if ROCE_V2_PORT in (sport, dport) else None
+    if ROCE_V2_PORT not in (sport, dport):
+        return None
+    bth = udp + 8
+    if len(frame) < bth + 8:
+        return tos, None, None
+    return tos, frame[bth], struct.unpack("!I", frame[bth + 4:bth + 8])[0] & 0xFFFFFF
 
 
 def socket_drops(sock):
@@ -63,6 +75,17 @@ def summary(counts):
     for tos, count in counts.items():
         dscp[str(tos >> 2)] = dscp.get(str(tos >> 2), 0) + count
     return dict(packets=sum(counts.values()), tos=dict((str(k), v) for k, v in sorted(counts.items())), dscp=dscp)
+
+
+def note_packet(details, tos, opcode, qpn, direction, offset):
+    """Per ToS: which BTH opcodes and destination QPs carried it, in which direction, first and last second seen.
+    Enough to tell a connection's data from its CM handshake (UD to QP 1) when a ToS is not the expected one."""
+    entry = details.setdefault(str(tos), dict(opcodes={}, qps={}, first_s=round(offset, 3)))
+    key = "%s %s" % (direction, "?" if opcode is None else "0x%02x" % opcode)
+    entry["opcodes"][key] = entry["opcodes"].get(key, 0) + 1
+    if qpn is not None and (str(qpn) in entry["qps"] or len(entry["qps"]) < 16):
+        entry["qps"][str(qpn)] = entry["qps"].get(str(qpn), 0) + 1
+    entry["last_s"] = round(offset, 3)
 
 
 def replace_earlier(pid_file):
@@ -92,8 +115,9 @@ def main(iface, seconds, out, stop_file=None):
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16 << 20)
     sock.bind((iface, 0))
     sock.settimeout(0.5)
-    counts, sent = {}, {}
-    deadline = time.time() + float(seconds)
+    counts, sent, details = {}, {}, {}
+    started = time.time()
+    deadline = started + float(seconds)
     next_look = 0.0
     while True:
         now = time.time()
@@ -105,11 +129,13 @@ def main(iface, seconds, out, stop_file=None):
             frame, address = sock.recvfrom(65535)
         except socket.timeout:
             continue
-        tos = roce_tos(frame)
-        if tos is not None:
+        found = roce_header(frame)
+        if found is not None:
+            tos, outgoing = found[0], address[2] == PACKET_OUTGOING
             counts[tos] = counts.get(tos, 0) + 1
-            if address[2] == PACKET_OUTGOING:
+            if outgoing:
                 sent[tos] = sent.get(tos, 0) + 1
+            note_packet(details, tos, found[1], found[2], "sent" if outgoing else "received", time.time() - started)
     if stopping:  # replaced by a newer capture: its run owns OUT.json now
         return
     dropped = socket_drops(sock)
@@ -117,6 +143,7 @@ def main(iface, seconds, out, stop_file=None):
     result["sent"] = summary(sent)
     # Frames of any kind the socket could not keep: the counts are a sample then, still fit for a share.
     result["dropped"] = dropped
+    result["detail"] = details
     with open(out + ".tmp", "w") as handle:
         json.dump(result, handle)
     os.rename(out + ".tmp", out)

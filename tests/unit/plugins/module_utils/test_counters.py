@@ -78,6 +78,24 @@ def test_a_capture_of_what_this_host_sent_decides_on_soft_roce():
     assert counters.traffic_check("enp1s0", {}, {}, 3, 26, capture=dict(packets=3, dscp={"26": 3}))["status"] == "skipped"
 
 
+def test_the_packets_off_the_contract_are_named_by_opcode_and_qp():
+    """The capture's per-ToS detail says what the stray packets were: a CM exchange (UD to QP 1) or a connection's data."""
+    detail = {"106": {"opcodes": {"sent 0x0a": 2800, "received 0x11": 140}, "qps": {"17": 2940}},
+              "0": {"opcodes": {"sent 0x64": 1, "received 0x64": 1}, "qps": {"1": 2}}}
+    capture = dict(packets=2942, dscp={"26": 2940, "0": 2}, sent=dict(packets=2801, dscp={"26": 2800, "0": 1}), detail=detail)
+    assert counters.off_contract(capture, 26) == [
+        "ToS 0 (DSCP 0): 2 packets, received UD SEND only x1, sent UD SEND only x1, to QP 1 (connection management)"]
+    check = counters.traffic_check("enp1s0", {}, {}, 3, 26, capture=capture)
+    assert check["status"] == "passed" and check["share"] == round(2800 / 2801.0, 4)
+    assert "Seen off the contract: ToS 0 (DSCP 0): 2 packets" in check["msg"]
+    # Data on a connection's QP off the contract reads as such, with unknown opcodes by number.
+    detail["0"] = {"opcodes": {"sent 0x0a": 5, "sent 0x7f": 1}, "qps": {"18": 6}}
+    assert counters.off_contract(capture, 26) == [
+        "ToS 0 (DSCP 0): 6 packets, sent RC WRITE only x5, sent opcode 0x7f x1, to QP 18"]
+    assert counters.off_contract(capture, 0) == ["ToS 106 (DSCP 26): 2940 packets, received RC ACK x140, sent RC WRITE only x2800, to QP 17"]
+    assert counters.off_contract(dict(packets=3, dscp={"26": 3}), 26) == []
+
+
 @pytest.mark.parametrize("name", ["ethtool_S_mlx5_5.15_netdev.txt", "ethtool_S_mlx5_6.5_netdev.txt"])
 def test_mlx5_traffic_on_priority_0_fails_a_priority_3_contract(name):
     """The real ConnectX port carried everything on priority 0: a contract on priority 3 fails and says where it went."""
