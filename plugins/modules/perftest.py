@@ -145,7 +145,11 @@ options:
     type: bool
     default: false
   run_dir:
-    description: Directory on the host for the server's output and process files (created when missing).
+    description:
+      - Directory on the host for the server's output and process files, created with mode 0700 when missing.
+      - An existing one is used only when it is a real directory (not a symbolic link) owned by the user the
+        module runs as, with no group or other write permission; otherwise the module fails and changes
+        nothing, since another user of a shared host may have made it first.
     type: path
     default: /var/tmp/roce-fabric-perftest
   executable:
@@ -255,11 +259,18 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.roce.fabric.plugins.module_utils.common.private import (
+    PrivateDirError,
+    check_private_dir,
+    open_private,
+    private_dir,
+    read_private,
+)
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner
 from ansible_collections.roce.fabric.plugins.module_utils.validate.perftest import TOOLS, judge, tool_argv
 from ansible_collections.roce.fabric.plugins.module_utils.validate.process import (
     alive,
-    read_text,
+    session_members,
     stop_group,
     stray_processes,
     tcp_listening,
@@ -267,6 +278,19 @@ from ansible_collections.roce.fabric.plugins.module_utils.validate.process impor
 
 # rping and perftest print this (perftest) or nothing (rping) once they listen.
 LISTEN_BANNER = "Waiting for client to connect"
+
+
+def runs_tool(pid, tool):
+    """True when pid's session still runs ``tool`` (the recorded server, not a process that reused its pid)."""
+    for member in set([pid]) | set(session_members(pid)):
+        try:
+            with open("/proc/%d/cmdline" % member, "rb") as handle:
+                words = handle.read().split(b"\0")
+        except (IOError, OSError):
+            continue
+        if any(os.path.basename(word.decode("utf-8", "replace")) == tool for word in words):
+            return True
+    return False
 
 
 def wrap(module, params, argv, limit):
@@ -384,8 +408,11 @@ def main():
             owner = strays[0]["cmdline"] + " (pid %d)" % strays[0]["pid"] if strays else "another process"
             result.update(passed=False, cause="port_in_use", msg="port %d is in use by %s" % (port, owner))
             finish(module, result)
-        if not os.path.isdir(params["run_dir"]):
-            os.makedirs(params["run_dir"], 0o700)
+        try:
+            private_dir(params["run_dir"])
+        except PrivateDirError as exc:
+            result.update(passed=False, cause="unsafe_run_dir", msg=str(exc))
+            finish(module, result)
         for path in (pid_file, out_file, out_file + ".pid", out_file + ".rc"):
             if os.path.exists(path):
                 os.unlink(path)
@@ -401,21 +428,21 @@ def main():
         deadline = time.time() + params["start_timeout"]
         pid = None
         while time.time() < deadline and pid is None:
-            text = read_text(pid_path).strip()
+            text = read_private(pid_path).strip()
             pid = int(text) if text.isdigit() else None
             if pid is None:
                 time.sleep(0.1)
         if rc != 0 or pid is None:
             result.update(passed=False, cause="tool_error", msg="could not start the server: %s" % (err or out).strip())
             finish(module, result)
-        with open(pid_file, "w") as handle:
+        with open_private(pid_file, "w") as handle:
             json.dump(dict(pid=pid, command=result["command"], tool=params["tool"]), handle)
         result["pid"] = pid
         # Wait until it listens: perftest prints a banner; rping prints nothing, so it counts as
         # listening when still alive after a second.
         quiet_ok = time.time() + 1.0
         while time.time() < deadline:
-            output = read_text(out_file)
+            output = read_private(out_file)
             if not alive(pid):
                 passed, cause, msg, parsed, summary = judge(params, output, 1)
                 cause = cause if cause not in (None, "parse_error") else "tool_error"
@@ -436,14 +463,27 @@ def main():
         record(result, params, out + (err or ""), rc)
         finish(module, result)
 
-    # collect
+    # collect: only from a private run_dir, and only a process that is still the server it recorded
+    try:
+        if os.path.lexists(params["run_dir"]):
+            check_private_dir(params["run_dir"])
+    except PrivateDirError as exc:
+        result.update(passed=False, cause="unsafe_run_dir", msg=str(exc))
+        finish(module, result)
     if not os.path.exists(pid_file):
         result.update(passed=False, cause="tool_error", msg="no server was started on port %d (no %s)" % (port, pid_file))
         finish(module, result)
-    with open(pid_file) as handle:
-        info = json.load(handle)
+    try:
+        info = json.loads(read_private(pid_file))
+        pid = int(info["pid"])
+    except (ValueError, KeyError, TypeError) as exc:
+        result.update(passed=False, cause="tool_error", msg="unreadable server record %s: %s" % (pid_file, exc))
+        finish(module, result)
     result["command"] = info.get("command")
-    pid = info["pid"]
+    if alive(pid) and not runs_tool(pid, params["tool"]):
+        result.update(passed=False, cause="tool_error",
+                      msg="pid %d named by %s no longer runs %s; it was left alone" % (pid, pid_file, params["tool"]))
+        finish(module, result)
     deadline = time.time() + params["timeout"]
     while time.time() < deadline and alive(pid):
         time.sleep(0.2)
@@ -452,9 +492,9 @@ def main():
         result["stopped"] = [dict(pid=pid, cmdline=info.get("command"), port=port)]
         rc = 124
     else:
-        text = read_text(out_file + ".rc").strip()
+        text = read_private(out_file + ".rc").strip()
         rc = int(text) if text.lstrip("-").isdigit() else 1
-    record(result, params, read_text(out_file), rc)
+    record(result, params, read_private(out_file), rc)
     for path in (pid_file, out_file, out_file + ".pid", out_file + ".rc"):
         if os.path.exists(path):
             os.unlink(path)

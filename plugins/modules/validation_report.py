@@ -139,6 +139,7 @@ files:
 
 import json
 import os
+import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -198,7 +199,10 @@ def main():
     changed = before != content or read(html_path) != page
     result = dict(changed=changed, report=report, passed=report["passed"], files=[json_path, html_path])
     if module._diff:
-        old = json.loads(before)["summary"] if before else None
+        try:
+            old = json.loads(before)["summary"] if before else None
+        except (ValueError, KeyError, TypeError):  # not a report of ours: the whole file is replaced
+            old = None
         result["diff"] = dict(before=json.dumps(old, sort_keys=True) + "\n" if old else "",
                               after=json.dumps(report["summary"], sort_keys=True) + "\n",
                               before_header=json_path, after_header=json_path)
@@ -206,10 +210,18 @@ def main():
         if not os.path.isdir(p["dest"]):
             os.makedirs(p["dest"], 0o755)
         for path, text in ((json_path, content), (html_path, page)):
-            tmp = path + ".tmp"
-            with open(tmp, "w") as handle:
-                handle.write(text)
-            os.rename(tmp, path)
+            # A fresh, randomly named file (O_EXCL) renamed over the report: a link planted at a fixed temporary
+            # name, or at the report's own name, is replaced, never written through.
+            fd, tmp = tempfile.mkstemp(dir=p["dest"], prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "w") as handle:
+                    handle.write(text)
+                os.chmod(tmp, 0o644)
+                os.rename(tmp, path)
+            except BaseException:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+                raise
     module.exit_json(**result)
 
 

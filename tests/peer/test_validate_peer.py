@@ -315,6 +315,31 @@ def test_rdma_counters_reads_the_real_port_and_refuses_bad_names(vms):
     assert result.get("failed") and "not an RDMA device name" in result["msg"], result
 
 
+def test_work_dirs_another_user_made_first_are_refused_and_nothing_is_written(vms, tmp_path):
+    """On a shared host, nobody made the validation's and perftest's directories first, with links in them to a
+    file root owns: the role and the module refuse by name, and the file and the directories stay as they were."""
+    plant = ("rm -rf /var/tmp/planted /var/tmp/planted-pt /root/victim; echo keep > /root/victim;"
+             " mkdir -m 0777 /var/tmp/planted && ln -s /root/victim /var/tmp/planted/roce_dscp_capture.py"
+             " && chown -h -R nobody /var/tmp/planted && ln -s /root /var/tmp/planted-pt && echo ok")
+    rc, out = vm("node1", plant)
+    assert rc == 0 and out.strip() == "ok", out
+    state = "cat /root/victim; ls -la /var/tmp/planted | tail -n +2 | awk '{print $1, $3, $NF}'; ls -ld /var/tmp/planted-pt"
+    before = vm("node1", state)
+    try:
+        proc, report = playbook(tmp_path, '{"validate_tests": ["rping"], "validate_work_dir": "/var/tmp/planted"}')
+        assert proc.returncode != 0 and report is None, proc.stdout[-3000:]
+        assert ("refusing validate_work_dir /var/tmp/planted: it is owned by nobody" in proc.stdout
+                and "Nothing was run." in proc.stdout), proc.stdout[-3000:]
+        result = run_module(INVENTORY, "node1", "roce.fabric.perftest",
+                            dict(tool="rping", mode="server", port=7190, run_dir="/var/tmp/planted-pt", fail_on_error=False))
+        assert result["passed"] is False and result["cause"] == "unsafe_run_dir", result
+        assert "refusing /var/tmp/planted-pt: it is a symbolic link (to /root)" in result["msg"]
+        assert vm("node1", state) == before and before[1].startswith("keep\n")
+        assert vm("node1", "ls /root/7190.* 2>/dev/null; pgrep -x rping")[1].strip() == ""
+    finally:
+        vm("node1", "rm -rf /var/tmp/planted /var/tmp/planted-pt /root/victim")
+
+
 STANDIN_DIR = "/usr/local/lib/roce-lab/nccl-tests"
 MPI_KEY = "/root/.ssh/id_ed25519_roce_mpi"
 MPI_VARS = dict(validate_tests=[], validate_mpi_ssh=True, validate_nccl_launcher="mpi",

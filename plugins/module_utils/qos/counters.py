@@ -225,10 +225,10 @@ def traffic_check(netdev, before, after, priority, dscp, capture=None, min_share
         share = float(on) / total
         seen = ", ".join("DSCP %s: %d" % (k, counts[k]) for k in sorted(counts, key=int))
         others = off_contract(capture, dscp)
-        msg = ("%d of %d RoCE v2 packets %s on %s carried DSCP %d, the contract's (%s; wire capture: software RDMA"
-               " sends through the netdev; by DSCP: %s).%s%s" % (on, total, whose, netdev, dscp, _pct(share), seen,
-                                                                (" Seen off the contract: %s." % "; ".join(others)) if others else "",
-                                                                hw_text))
+        off_text = (" Seen off the contract: %s." % "; ".join(others)) if others else ""
+        template = ("%d of %d RoCE v2 packets %s on %s carried DSCP %d, the contract's (%s; wire capture: software"
+                    " RDMA sends through the netdev; by DSCP: %s).%s%s")
+        msg = template % (on, total, whose, netdev, dscp, _pct(share), seen, off_text, hw_text)
         passed = share >= min_share
         return dict(status="passed" if passed else "failed", share=round(share, 4), evidence=dict(capture=capture, hw=hw),
                     msg=msg if passed else msg + " Under the threshold %s." % _pct(min_share) + fix)

@@ -6,6 +6,7 @@ perftest output, hangs, or fails the way the real tool does, started through the
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -176,6 +177,48 @@ def test_bad_input(tool, tmp_path, bad, message):
     result = run_module(perftest.main, args(tool, tmp_path, mode="server", **bad))
     assert result["failed"] is True and message in result["msg"]
     assert not os.path.exists(str(tmp_path / "run"))
+
+
+def test_run_dir_planted_as_a_symlink_is_refused_and_nothing_is_written(tool, tmp_path):
+    """Another user made /var/tmp/roce-fabric-perftest a link to a folder root must not write into."""
+    target = tmp_path / "victim"
+    target.mkdir()
+    os.symlink(str(target), str(tmp_path / "run"))
+    for mode in ("server", "collect"):
+        result = run_module(perftest.main, args(tool, tmp_path, mode=mode, port=28655))
+        assert result["passed"] is False and result["cause"] == "unsafe_run_dir", result
+        assert "is a symbolic link (to %s)" % target in result["msg"]
+    assert os.listdir(str(target)) == []
+
+
+def test_run_dir_others_may_write_or_own_is_refused(tool, tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    run.chmod(0o1777)
+    result = run_module(perftest.main, args(tool, tmp_path, mode="server", port=28656))
+    assert result["cause"] == "unsafe_run_dir" and "group or others may write to it (mode 1777)" in result["msg"]
+    assert os.listdir(str(run)) == []
+    if os.geteuid() == 0:
+        run.chmod(0o700)
+        os.chown(str(run), 65534, 65534)
+        result = run_module(perftest.main, args(tool, tmp_path, mode="server", port=28656))
+        assert result["cause"] == "unsafe_run_dir" and "owned by" in result["msg"] and "uid 65534" in result["msg"]
+        assert os.listdir(str(run)) == []
+
+
+def test_collect_leaves_alone_a_pid_that_is_not_the_server(tool, tmp_path):
+    """A record naming a pid that is not (or no longer) the tool's server: nothing is signalled."""
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    bystander = subprocess.Popen(["sleep", "30"])
+    try:
+        (run / "28657.json").write_text(json.dumps(dict(pid=bystander.pid, command="ib_write_bw", tool="ib_write_bw")))
+        result = run_module(perftest.main, args(tool, tmp_path, mode="collect", port=28657, timeout=1))
+        assert result["passed"] is False and "no longer runs ib_write_bw; it was left alone" in result["msg"]
+        assert bystander.poll() is None
+    finally:
+        bystander.kill()
+        bystander.wait()
 
 
 def test_client_needs_server(tool, tmp_path):

@@ -44,3 +44,20 @@ def test_bad_input_changes_nothing(tmp_path):
     result = run_module(validation_report.main, dict(mode="write", dest=str(tmp_path / "r")))
     assert result["failed"] is True
     assert not os.path.exists(str(tmp_path / "r"))
+
+
+def test_links_planted_at_the_temporary_and_report_names_are_replaced_not_written_through(tmp_path):
+    """report.json.tmp (the old fixed temporary name) and report.json made links to a file root must not touch."""
+    plan = run_module(validation_report.main, dict(mode="plan", hosts=HOSTS, tests=["rping"]))["plan"]
+    dest = tmp_path / "report"
+    dest.mkdir()
+    victim = tmp_path / "victim"
+    victim.write_text("keep\n")
+    for name in ("report.json.tmp", "report.html.tmp", "report.json"):
+        os.symlink(str(victim), str(dest / name))
+    result = run_module(validation_report.main, dict(mode="write", plan=plan, dest=str(dest), results=[]), diff=True)
+    assert result["changed"] is True and result["diff"]["before"] == ""
+    assert victim.read_text() == "keep\n"
+    assert not os.path.islink(str(dest / "report.json")) and json.loads((dest / "report.json").read_text())["tests"]
+    assert sorted(name for name in os.listdir(str(dest)) if not name.endswith(".tmp")) == ["report.html", "report.json"]
+    assert oct(os.stat(str(dest / "report.json")).st_mode & 0o777) == "0o644"

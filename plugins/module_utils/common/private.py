@@ -1,0 +1,100 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Private working directories and files for modules that run as root on shared hosts.
+
+A directory under a world-writable parent such as /var/tmp may have been made first by another user, or be a
+symbolic link planted there; root then writes through it, or runs what that user put in it. ``private_dir``
+creates the directory with mode 0700, or accepts an existing one only when ``lstat`` shows a real directory
+owned by the caller with no group or other write permission. Files inside are then opened with
+``O_NOFOLLOW`` (and ``O_EXCL`` when created), so no link is ever followed.
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import errno
+import os
+import stat
+
+
+class PrivateDirError(Exception):
+    """A directory or file that is not private to the caller: the message says what is wrong and what to do."""
+
+
+def _describe_owner(uid):
+    try:
+        import pwd
+        return "%s (uid %d)" % (pwd.getpwuid(uid).pw_name, uid)
+    except (ImportError, KeyError):
+        return "uid %d" % uid
+
+
+def check_private_dir(path, uid=None):
+    """Raise PrivateDirError unless ``path`` is a real directory owned by ``uid`` (the caller's by default) that
+    no one else may write to. Pure lstat: a symbolic link is refused, never followed."""
+    uid = os.geteuid() if uid is None else uid
+    try:
+        info = os.lstat(path)
+    except OSError as exc:
+        raise PrivateDirError("%s: %s" % (path, exc.strerror))
+    if stat.S_ISLNK(info.st_mode):
+        raise PrivateDirError("refusing %s: it is a symbolic link (to %s), which another user may have planted;"
+                              " remove it or choose another directory" % (path, os.readlink(path)))
+    if not stat.S_ISDIR(info.st_mode):
+        raise PrivateDirError("refusing %s: it is not a directory" % path)
+    if info.st_uid != uid:
+        raise PrivateDirError("refusing %s: it is owned by %s, not by %s who runs this; another user may have made it"
+                              " first: remove it or choose another directory" % (path, _describe_owner(info.st_uid),
+                                                                                 _describe_owner(uid)))
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise PrivateDirError("refusing %s: group or others may write to it (mode %04o); it must be private"
+                              " (chmod 0700) or another directory" % (path, stat.S_IMODE(info.st_mode)))
+
+
+def private_dir(path):
+    """Create ``path`` (mode 0700, parents as needed) or accept it if it is already private; returns ``path``."""
+    parent = os.path.dirname(path.rstrip("/"))
+    if parent and not os.path.isdir(parent):
+        os.makedirs(parent, 0o755)
+    try:
+        os.mkdir(path, 0o700)
+    except OSError as exc:
+        if exc.errno != errno.EEXIST:
+            raise PrivateDirError("%s: %s" % (path, exc.strerror))
+    check_private_dir(path)
+    return path
+
+
+def open_private(path, mode="r"):
+    """Open a file in a private directory without following a link: "r" reads, "w" creates it anew (an existing
+    file of that name is removed first, O_EXCL then guarantees it is ours)."""
+    flags = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    if mode == "w":
+        try:
+            os.unlink(path)
+        except OSError as exc:
+            if exc.errno != errno.ENOENT:
+                raise
+        flags |= os.O_WRONLY | os.O_CREAT | os.O_EXCL
+    else:
+        flags |= os.O_RDONLY
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise PrivateDirError("refusing %s: it is a symbolic link" % path)
+        raise
+    return os.fdopen(fd, mode)
+
+
+def read_private(path):
+    """The text of a file in a private directory, "" when it is missing; a link is refused, not followed."""
+    try:
+        with open_private(path) as handle:
+            return handle.read()
+    except (IOError, OSError) as exc:
+        if getattr(exc, "errno", None) == errno.ENOENT:
+            return ""
+        raise
