@@ -391,6 +391,12 @@ def test_mpi_ssh_trust_keeps_host_key_checking(mpi_ready, tmp_path):
     # Checking is on: the same login with an empty known_hosts is refused, not accepted blindly.
     rc, out = vm("node1", "ssh -i %s -o BatchMode=yes -o UserKnownHostsFile=/dev/null 10.78.0.2 hostname" % MPI_KEY)
     assert rc != 0 and "Host key verification failed" in out, out
+    # Hardening: each key only from its host's RoCE address, restricted. node1 logging in from its other address
+    # (enp2s0, 10.78.1.1) with the same key and node2's pinned host key is refused.
+    keys = vm("node2", "cat /root/.ssh/authorized_keys")[1]
+    assert 'from="10.78.0.1",restrict ssh-ed25519 ' in keys and keys.count("roce-fabric-mpi@node1") == 1, keys
+    rc, out = vm("node1", "ssh -i %s -o BatchMode=yes -o HostKeyAlias=10.78.0.2 -b 10.78.1.1 10.78.1.2 hostname" % MPI_KEY)
+    assert rc != 0 and "Permission denied" in out, out
     # Each host's key once in authorized_keys, each host pinned once; a second run changes nothing.
     before = [vm(h, "cat /root/.ssh/authorized_keys /root/.ssh/known_hosts")[1] for h in HOSTS]
     assert before[0].count("roce-fabric-mpi@node2") == 1 and before[1].count("roce-fabric-mpi@node1") == 1
@@ -460,3 +466,26 @@ def test_mpi_faults(mpi_ready):
     assert result["failed"] and "1 NUMA nodes for 2 ranks per host" in result["msg"]
     for host in HOSTS:
         assert mpi_processes(host) == []
+
+
+def test_mpi_ssh_absent_removes_the_trust_and_bad_options_change_nothing(mpi_ready, tmp_path):
+    """validate_mpi_ssh=absent takes back what the role set up: the MPI keys, their authorized_keys lines and the
+    known_hosts pins; a forced command on two lines or a from= pattern with a quote is refused first."""
+    state = "cat /root/.ssh/authorized_keys /root/.ssh/known_hosts; ls /root/.ssh"
+    before = [vm(h, state)[1] for h in HOSTS]
+    for bad in (dict(validate_mpi_ssh_forced_command="/bin/true\nssh-ed25519 AAAA"),
+                dict(validate_mpi_ssh_from_extra=['10.0.0.1",command="/bin/sh'])):
+        proc, _report = playbook(tmp_path / "bad", json.dumps(dict(MPI_VARS, validate_nccl=False, **bad)))
+        assert proc.returncode != 0 and "nothing was changed" in proc.stdout, proc.stdout[-2000:]
+        assert [vm(h, state)[1] for h in HOSTS] == before
+    proc, _report = playbook(tmp_path / "absent", json.dumps(dict(MPI_VARS, validate_nccl=False, validate_mpi_ssh="absent")))
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    for host in HOSTS:
+        text = vm(host, state)[1]
+        assert "roce-fabric-mpi@" not in text and "id_ed25519_roce_mpi" not in text, text
+        assert not any(line.startswith(("node1", "node2", "10.78.0.")) for line in text.splitlines()), text
+    rc, out = vm("node1", "ssh -o BatchMode=yes 10.78.0.2 hostname")
+    assert rc != 0, out
+    # Removing again changes nothing.
+    proc, _report = playbook(tmp_path / "again", json.dumps(dict(MPI_VARS, validate_nccl=False, validate_mpi_ssh="absent")))
+    assert proc.returncode == 0 and " changed=0 " in proc.stdout.split("node1  ")[-1], proc.stdout[-1500:]
