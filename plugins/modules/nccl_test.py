@@ -317,6 +317,11 @@ def main():
         mpirun = module.get_bin_path(p["mpirun"]) if "/" not in p["mpirun"] else p["mpirun"]
         if not mpirun or not os.access(mpirun, os.X_OK):
             module.fail_json(msg="launcher=mpi: '%s' not found: install Open MPI (openmpi-bin) on the hosts" % p["mpirun"])
+        if p["ssh_key"]:
+            try:
+                _nccl.check_ssh_key(p["ssh_key"])
+            except ValueError as exc:
+                module.fail_json(msg="launcher=mpi: %s" % exc)
         if p["ssh_key"] and not os.path.exists(p["ssh_key"]):
             module.fail_json(msg="launcher=mpi: ssh_key %s does not exist (validate_mpi_ssh creates it)" % p["ssh_key"])
         if p["numa_nodes"] and any(node >= 0 for node in p["numa_nodes"]):

@@ -366,6 +366,11 @@ def main():
     for key in ("size", "duration", "iterations", "qps"):
         if params[key] is not None and params[key] < 1:
             module.fail_json(msg="%s must be a positive number" % key)
+    run_dir = params["run_dir"] or ""
+    if not os.path.isabs(run_dir) or os.path.normpath(run_dir) in ("/", "//") or \
+            any(part in (".", "..") for part in run_dir.split("/")) or any(ord(c) < 32 or ord(c) == 127 for c in run_dir):
+        module.fail_json(msg="run_dir must be an absolute path below / without . or .. parts or control characters"
+                             " (got %r)" % run_dir)
     if params["tos"] is not None and not 0 <= params["tos"] <= 255:
         module.fail_json(msg="tos must be 0-255 (got %s)" % params["tos"])
     result = dict(changed=False, passed=True, cause=None, skipped=False, stopped=[], msg="")

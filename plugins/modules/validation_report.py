@@ -85,8 +85,18 @@ options:
     description: Title of the report.
     type: str
     default: RoCE fabric validation
+  generated:
+    description:
+      - V(write) - the record of when and how the report was made, stored as the report's C(generated) field and
+        shown under its title. The validate role passes C(time) (UTC), C(collection_version), C(inventory),
+        C(play), C(command) (the playbook, inventory, limit, tags and check mode; never extra variables, which
+        may hold secrets) and C(ansible_version).
+      - The report file is rewritten only when its outcome (everything but C(generated)) changed, so running the
+        same validation twice changes nothing and the file keeps the record of when that outcome was first
+        written.
+    type: dict
 notes:
-  - "The report carries no time stamp, so writing the same results twice changes nothing."
+  - "Writing the same outcome twice changes nothing: O(generated) alone never rewrites the report."
 seealso:
   - module: roce.fabric.perftest
   - module: roce.fabric.rdma_facts
@@ -123,7 +133,8 @@ plan:
   returned: mode is plan
   type: dict
 report:
-  description: V(write) - the report as written to C(report.json) (C(summary), C(passed), C(hosts), C(tests)).
+  description: V(write) - the report as written to C(report.json) (C(title), C(generated), C(summary), C(passed),
+    C(hosts), C(tests)).
   returned: mode is write
   type: dict
 passed:
@@ -169,6 +180,7 @@ def main():
             results=dict(type="list", elements="dict", default=[]),
             dest=dict(type="path"),
             title=dict(type="str", default="RoCE fabric validation"),
+            generated=dict(type="dict"),
         ),
         required_if=[("mode", "write", ("plan", "dest"))],
         supports_check_mode=True,
@@ -190,12 +202,15 @@ def main():
         module.exit_json(changed=False, plan=result)
 
     tests = _validate.merge_results(p["plan"], p["results"])
-    report = _validate.build_report(tests, p["hosts"], title=p["title"])
-    content = json.dumps(report, indent=2, sort_keys=True) + "\n"
-    page = _validate.render_html(report)
+    report = _validate.build_report(tests, p["hosts"], title=p["title"], generated=p["generated"])
     json_path = os.path.join(p["dest"], "report.json")
     html_path = os.path.join(p["dest"], "report.html")
     before = read(json_path)
+    if _validate.same_outcome(before, report):
+        # The same outcome as the file's: it keeps the record of when that outcome was first written.
+        report["generated"] = json.loads(before).get("generated")
+    content = json.dumps(report, indent=2, sort_keys=True) + "\n"
+    page = _validate.render_html(report)
     changed = before != content or read(html_path) != page
     result = dict(changed=changed, report=report, passed=report["passed"], files=[json_path, html_path])
     if module._diff:

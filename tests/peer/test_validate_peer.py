@@ -118,6 +118,14 @@ def test_rping_and_write_bw_between_the_vms(vms, tmp_path):
     assert bw["client_command"].endswith("-R -T 106 --report_gbits -D 3 -s 65536 10.78.0.1")
     assert bw["server_command"].endswith("ib_write_bw -d rxe0 -i 1 -p 18516 -R -T 106 --report_gbits -D 3 -s 65536")
     assert tests["rping:node1->node2"]["msg"] == "ok"
+    # When and how the report was made (hardening: it used to be null); never the extra variables.
+    with open(os.path.join(REPO, "galaxy.yml")) as handle:
+        version = re.search(r"^version: *(\S+)", handle.read(), re.M).group(1)
+    generated = report["generated"]
+    assert re.match(r"^20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ$", generated["time"]), generated
+    assert (generated["collection_version"], generated["inventory"], generated["command"]) == (
+        version, "lab", "ansible-playbook -i lab"), generated
+    assert "validate_tests" not in json.dumps(generated)
     lat = tests["ib_send_lat:node1->node2"]
     assert lat["status"] == "passed" and lat["summary"]["unit"] == "usec" and lat["summary"]["bytes"] == 2
     page = open(os.path.join(str(tmp_path / "report"), "report.html")).read()

@@ -14,6 +14,7 @@ names, ``/dev/mst`` paths, ``all``) to adapters through sysfs, and runs ``query`
 from __future__ import annotations
 
 import os
+import re
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.pci import (
     MELLANOX_VENDOR_ID,
@@ -102,6 +103,9 @@ class FirmwareTool(object):
     def resolve_one(self, item):
         item = (item or "").strip()
         if item.startswith("/dev/mst/"):
+            # An MFT device name (mt4123_pciconf0, mt4129_pciconf0.1, mt4125_pciconf0_cable_0): no other directory.
+            if not re.match(r"^/dev/mst/[A-Za-z0-9_.]{1,64}$", item):
+                raise FirmwareError("%s is not an MFT device path (/dev/mst/<name>)" % item, category="invalid_device")
             if self.kind != "mlxconfig":
                 raise FirmwareError(
                     "%s is an NVIDIA MFT device path; mstconfig takes PCI addresses or interface names" % item

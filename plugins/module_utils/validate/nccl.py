@@ -375,6 +375,17 @@ _MPI_HOST_RE = re.compile(r"^[A-Za-z0-9_.:-]+$")
 _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
+# Open MPI splits plm_rsh_args on white space: a key path must be one word of safe characters, or it adds SSH
+# options (a ProxyCommand runs a command on the launching host).
+_SSH_KEY_RE = re.compile(r"^/[A-Za-z0-9_.@+/-]{1,4095}$")
+
+
+def check_ssh_key(path):
+    """Raise ValueError unless ``path`` is an absolute path fit for mpirun's ``plm_rsh_args``."""
+    if not _SSH_KEY_RE.match(str(path)):
+        raise ValueError("ssh_key must be an absolute path of letters, digits and _ . @ + / - (got %r)" % (path,))
+
+
 def mpirun_argv(mpirun, hosts, ranks_per_host, program, env=None, ifname=None, ssh_key=None, numa_nodes=None,
                 numactl="numactl", as_root=False, extra_args=None):
     """Build an Open MPI ``mpirun`` command line that starts ``program`` on every host.
@@ -411,6 +422,7 @@ def mpirun_argv(mpirun, hosts, ranks_per_host, program, env=None, ifname=None, s
     if ifname:
         argv += ["--mca", "oob_tcp_if_include", ifname, "--mca", "btl_tcp_if_include", ifname]
     if ssh_key:
+        check_ssh_key(ssh_key)
         argv += ["--mca", "plm_rsh_args", "-i %s -o BatchMode=yes -o IdentitiesOnly=yes" % ssh_key]
     argv += [str(arg) for arg in (extra_args or [])]
     exports = []

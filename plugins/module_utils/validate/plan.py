@@ -207,6 +207,32 @@ def build_report(tests, hosts, title="RoCE fabric validation", generated=None):
                 hosts=hosts, tests=tests)
 
 
+def generated_text(generated):
+    """One line of the report's ``generated`` record: "2026-11-24T18:00:00Z by roce.fabric 1.2.0, inventory lab, ..."."""
+    if not isinstance(generated, dict):
+        return str(generated)
+    parts = [str(generated.get("time") or "")]
+    for key, label in (("collection_version", "by roce.fabric "), ("inventory", "inventory "), ("command", "")):
+        if generated.get(key):
+            parts.append("%s%s" % (label, generated[key]))
+    return ", ".join(part for part in parts if part)
+
+
+def same_outcome(before_text, report):
+    """True when the report file text ``before_text`` holds the same outcome as ``report``: equal in everything but
+    ``generated``, the record of when and how the outcome was first written."""
+    try:
+        old = json.loads(before_text) if before_text else None
+    except ValueError:
+        return False
+    if not isinstance(old, dict):
+        return False
+    new = json.loads(json.dumps(report))
+    old.pop("generated", None)
+    new.pop("generated", None)
+    return old == new
+
+
 # --- HTML ---------------------------------------------------------------------------------------------
 
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf")
@@ -284,7 +310,7 @@ def render_html(report):
     summary = report["summary"]
     out.append("<p>Result: %s &mdash; %d passed, %d failed, %d skipped, %d not run%s</p>" % (
         _badge("passed" if report["passed"] else "failed"), summary["passed"], summary["failed"], summary["skipped"],
-        summary["not_run"], (" &mdash; generated %s" % esc(report["generated"])) if report.get("generated") else ""))
+        summary["not_run"], (" &mdash; generated %s" % esc(generated_text(report["generated"]))) if report.get("generated") else ""))
     out.append("<h2>Hosts</h2><table><tr><th>host</th><th>status</th><th>check</th><th>result</th><th>command</th></tr>")
     for name in sorted(report["hosts"]):
         host = report["hosts"][name]

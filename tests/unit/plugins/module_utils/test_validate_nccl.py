@@ -308,6 +308,8 @@ def test_mpirun_argv_pins_each_rank_to_its_gpus_numa_node():
     (dict(hosts=["a"], ranks_per_host=0), "at least 1"),
     (dict(hosts=["a"], env={"BAD NAME": "1"}), "malformed environment variable name"),
     (dict(hosts=["a"], ranks_per_host=2, numa_nodes=[0]), "1 NUMA nodes for 2 ranks"),
+    (dict(hosts=["a"], ssh_key="/root/k -o ProxyCommand=touch%20/x"), "ssh_key must be an absolute path"),
+    (dict(hosts=["a"], ssh_key="id_ed25519"), "ssh_key must be an absolute path"),
 ])
 def test_mpirun_argv_rejects_bad_input(kwargs, message):
     args = dict(mpirun="mpirun", ranks_per_host=1, program=["x"])

@@ -199,6 +199,8 @@ def test_selectors_of_the_same_function_are_merged(tool):
     ("0000:19:00.2", "is a virtual function; firmware settings belong to its physical function 0000:19:00.0"),
     ("/dev/mst/mt4119_pciconf0", "mstconfig takes PCI addresses"),
     ("/etc/passwd", "is not a device"),
+    ("/dev/mst/../../etc/passwd", "is not an MFT device path"),
+    ("/dev/mst/mt4119_pciconf0 -y reset", "is not an MFT device path"),
     ("bad name!", "is not a valid network interface name"),
 ])
 def test_bad_devices_fail_before_any_tool_call(tool, device, message):

@@ -172,6 +172,9 @@ def test_collect_without_server(tool, tmp_path):
     (dict(timeout=0), "timeout must be at least 1"),
     (dict(size=-1), "size must be a positive number"),
     (dict(tos=256), "tos must be 0-255"),
+    (dict(run_dir="relative/run"), "run_dir must be an absolute path"),
+    (dict(run_dir="/"), "run_dir must be an absolute path"),
+    (dict(run_dir="/var/tmp/../etc"), "run_dir must be an absolute path"),
 ])
 def test_bad_input(tool, tmp_path, bad, message):
     result = run_module(perftest.main, args(tool, tmp_path, mode="server", **bad))

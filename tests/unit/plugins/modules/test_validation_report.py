@@ -61,3 +61,27 @@ def test_links_planted_at_the_temporary_and_report_names_are_replaced_not_writte
     assert not os.path.islink(str(dest / "report.json")) and json.loads((dest / "report.json").read_text())["tests"]
     assert sorted(name for name in os.listdir(str(dest)) if not name.endswith(".tmp")) == ["report.html", "report.json"]
     assert oct(os.stat(str(dest / "report.json")).st_mode & 0o777) == "0o644"
+
+
+def test_generated_records_when_and_how_and_alone_never_rewrites_the_report(tmp_path):
+    plan = run_module(validation_report.main, dict(mode="plan", hosts=HOSTS, tests=["rping"]))["plan"]
+    dest = str(tmp_path / "report")
+    first_time = dict(time="2026-11-24T18:00:00Z", collection_version="1.0.0", inventory="lab", play="Validate",
+                      command="ansible-playbook -i lab --limit node1", ansible_version="2.19.0")
+    args = dict(mode="write", plan=plan, dest=dest, results=[], generated=first_time)
+    first = run_module(validation_report.main, args)
+    assert first["changed"] is True and first["report"]["generated"] == first_time
+    with open(os.path.join(dest, "report.json")) as handle:
+        assert json.load(handle)["generated"] == first_time
+    page = open(os.path.join(dest, "report.html")).read()
+    assert "generated 2026-11-24T18:00:00Z, by roce.fabric 1.0.0, inventory lab, ansible-playbook -i lab --limit node1" in page
+    # The same outcome an hour later: nothing changes, the file keeps when that outcome was first written.
+    later = dict(first_time, time="2026-11-24T19:00:00Z")
+    second = run_module(validation_report.main, dict(args, generated=later))
+    assert second["changed"] is False and second["report"]["generated"]["time"] == "2026-11-24T18:00:00Z"
+    # Another outcome: rewritten, with the new record.
+    results = [dict(test_id="rping:a->b", role="client", passed=False, cause="unreachable", command="rping -c")]
+    third = run_module(validation_report.main, dict(args, generated=later, results=results))
+    assert third["changed"] is True and third["passed"] is False
+    with open(os.path.join(dest, "report.json")) as handle:
+        assert json.load(handle)["generated"]["time"] == "2026-11-24T19:00:00Z"
