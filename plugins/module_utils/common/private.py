@@ -7,7 +7,8 @@ A directory under a world-writable parent such as /var/tmp may have been made fi
 symbolic link planted there; root then writes through it, or runs what that user put in it. ``private_dir``
 creates the directory with mode 0700, or accepts an existing one only when ``lstat`` shows a real directory
 owned by the caller with no group or other write permission. Files inside are then opened with
-``O_NOFOLLOW`` (and ``O_EXCL`` when created), so no link is ever followed.
+``O_NOFOLLOW`` (and ``O_EXCL`` when created), so no link is ever followed. The directories above it must not
+let another user swap it either (``check_ancestors``).
 """
 
 from __future__ import absolute_import, division, print_function
@@ -33,8 +34,10 @@ def _describe_owner(uid):
 
 def check_private_dir(path, uid=None):
     """Raise PrivateDirError unless ``path`` is a real directory owned by ``uid`` (the caller's by default) that
-    no one else may write to. Pure lstat: a symbolic link is refused, never followed."""
+    no one else may write to, under directories no other user can swap it in (``check_ancestors``). ``path``
+    itself is read with lstat: a symbolic link is refused, never followed."""
     uid = os.geteuid() if uid is None else uid
+    check_ancestors(path, uid)
     try:
         info = os.lstat(path)
     except OSError as exc:
@@ -51,6 +54,32 @@ def check_private_dir(path, uid=None):
     if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         raise PrivateDirError("refusing %s: group or others may write to it (mode %04o); it must be private"
                               " (chmod 0700) or another directory" % (path, stat.S_IMODE(info.st_mode)))
+
+
+def check_ancestors(path, uid=None):
+    """Raise PrivateDirError when a directory above ``path`` lets another user swap what lies below it: each one
+    (and each link on the way) must belong to root or the caller, and one that others may write to must have the
+    sticky bit, as /tmp and /var/tmp do."""
+    uid = os.geteuid() if uid is None else uid
+    current = os.path.dirname(os.path.abspath(path))
+    while True:
+        try:
+            link = os.lstat(current)
+            info = os.stat(current)
+        except OSError as exc:
+            raise PrivateDirError("%s: %s" % (current, exc.strerror))
+        for what in (link, info):
+            if what.st_uid not in (0, uid):
+                raise PrivateDirError("refusing %s: %s above it is owned by %s, who could replace what lies below;"
+                                      " choose a directory under one of your own" % (path, current,
+                                                                                     _describe_owner(what.st_uid)))
+        if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not info.st_mode & stat.S_ISVTX:
+            raise PrivateDirError("refusing %s: %s above it may be written by group or others (mode %04o) and has no"
+                                  " sticky bit" % (path, current, stat.S_IMODE(info.st_mode)))
+        parent = os.path.dirname(current)
+        if parent == current:
+            return
+        current = parent
 
 
 def private_dir(path):

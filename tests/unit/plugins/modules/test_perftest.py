@@ -246,3 +246,22 @@ def test_tos_rides_rdma_cm_or_the_grh_traffic_class():
         "10.0.0.1"]
     assert pt.tool_argv(dict(base, rdma_cm=False, tos=106), "ib_write_bw", "server")[7:10] == ["-x", "1", "--tclass=106"]
     assert "-T" not in pt.tool_argv(dict(base, rdma_cm=True, tos=None), "ib_write_bw", "client")
+
+
+def test_run_dir_under_a_folder_another_user_controls_is_refused(tool, tmp_path):
+    """The run_dir itself is private, but the folder above it is another user's (or open without the sticky
+    bit): that user could rename it away and put a link in its place, so it is refused too."""
+    parent = tmp_path / "shared"
+    (parent / "run").mkdir(parents=True, mode=0o700)
+    parent.chmod(0o777)
+    result = run_module(perftest.main, args(tool, tmp_path, mode="server", port=28658, run_dir=str(parent / "run")))
+    assert result["cause"] == "unsafe_run_dir" and "may be written by group or others (mode 0777) and has no sticky bit" in result["msg"]
+    parent.chmod(0o1777)  # /var/tmp's mode: others may write, the sticky bit keeps them from renaming ours
+    result = run_module(perftest.main, args(tool, tmp_path, mode="server", port=28658, run_dir=str(parent / "run")))
+    assert result["passed"] is True, result
+    run_module(perftest.main, args(tool, tmp_path, mode="cleanup", port=28658))
+    if os.geteuid() == 0:
+        parent.chmod(0o755)
+        os.chown(str(parent), 65534, 65534)
+        result = run_module(perftest.main, args(tool, tmp_path, mode="server", port=28658, run_dir=str(parent / "run")))
+        assert result["cause"] == "unsafe_run_dir" and "is owned by nobody (uid 65534), who could replace" in result["msg"]
