@@ -113,11 +113,3 @@ def stop_group(pid):
             time.sleep(0.1)
         if not any(alive(t) for t in targets):
             return
-
-
-def read_text(path):
-    try:
-        with open(path) as handle:
-            return handle.read()
-    except (IOError, OSError):
-        return ""
