@@ -220,6 +220,18 @@ def only_tos(found, tos):
     return set(detail) | {str(tos)} == set(found["tos"]) | {str(tos)}
 
 
+def sent_on_contract(traffic, dscp):
+    """The report's ``traffic`` check of one host: passed, more than 20 RoCE v2 packets sent on ``dscp``, and any
+    packet it sent off the contract a CM message (see only_tos), never a connection's data. Returns the counts."""
+    sent = re.match(r"(\d+) of (\d+) RoCE v2 packets this host sent on enp1s0 carried DSCP %d" % dscp, traffic["msg"])
+    assert traffic["status"] == "passed" and sent and int(sent.group(1)) > 20, traffic
+    if sent.group(1) != sent.group(2):
+        off = re.search(r"Seen off the contract: (.*?)\.", traffic["msg"])
+        assert off and all(part.endswith("to QP 1 (connection management)") for part in off.group(1).split("; ")), traffic
+        assert int(sent.group(2)) - int(sent.group(1)) <= 4, traffic
+    return int(sent.group(1)), int(sent.group(2))
+
+
 def test_roce_packets_carry_the_contracts_dscp(vms, tmp_path):
     """On the wire: RoCE v2 packets between the VMs carry ToS 0 without the contract and 106 (DSCP 26, ECT(0))
     with it. rping has no ToS option, so its packets prove RDMA-CM's default ToS that the nic_qos role set;
@@ -251,12 +263,7 @@ def test_roce_packets_carry_the_contracts_dscp(vms, tmp_path):
     # The report carries the same proof: the role's own capture of what each VM sent, all on DSCP 26.
     for host in vms:
         traffic = dict((c["name"], c) for c in report["hosts"][host]["checks"])["traffic enp1s0"]
-        sent = re.match(r"(\d+) of (\d+) RoCE v2 packets this host sent on enp1s0 carried DSCP 26", traffic["msg"])
-        assert traffic["status"] == "passed" and sent and int(sent.group(1)) > 20, traffic
-        # Any packet this host sent off the contract was a CM message (see only_tos), never a connection's data.
-        if sent.group(1) != sent.group(2):
-            off = re.search(r"Seen off the contract: (.*?)\.", traffic["msg"]).group(1)
-            assert all(part.endswith("to QP 1 (connection management)") for part in off.split("; ")), traffic
+        sent_on_contract(traffic, 26)
         assert "packets_sent +" in traffic["msg"], traffic
         print("report, %s: traffic enp1s0: %s" % (host, traffic["msg"]))
 
@@ -294,8 +301,8 @@ def test_a_changed_contract_reaches_the_nics_perftest_nccl_and_the_wire(vms, tmp
             checks = dict((c["name"], c) for c in report["hosts"][host]["checks"])
             assert checks["qos enp1s0"]["status"] == "passed" and '"roce_tos": 98' in checks["qos enp1s0"]["msg"]
             assert checks["qos nccl"]["status"] == "passed" and "NCCL_IB_TC=98" in checks["qos nccl"]["msg"]
-            sent = re.match(r"(\d+) of (\d+) RoCE v2 packets this host sent on enp1s0 carried DSCP 24", checks["traffic enp1s0"]["msg"])
-            assert checks["traffic enp1s0"]["status"] == "passed" and sent and sent.group(1) == sent.group(2), checks["traffic enp1s0"]
+            # A disconnect of a connection opened under the old contract may still ride DSCP 26: CM only, never data.
+            sent_on_contract(checks["traffic enp1s0"], 24)
         bw = [t for t in report["tests"] if t["tool"] == "ib_write_bw"]
         assert bw and all("-T 98" in json.dumps(t) for t in bw), bw
     finally:
@@ -433,7 +440,15 @@ def test_collectives_across_the_vms_through_mpirun(mpi_ready, tmp_path):
         # Every rank got the discovered NCCL environment through mpirun, on both hosts.
         assert all(r["detail"].endswith("NCCL_IB_HCA =rxe0:1") for r in table["ranks"]), table["ranks"]
         assert [row["size"] for row in table["rows"]] == [65536, 262144, 1048576]
-        assert all(row["out_of_place"]["wrong"] == 0 and row["out_of_place"]["busbw"] > 0 for row in table["rows"])
+        # The stand-in prints nccl-tests' two decimals, so on a slow host a small size's bandwidth may read 0.00:
+        # check each row against its own time instead of against zero.
+        factor = 1.0 if collective == "all_reduce" else 0.5
+        for row in table["rows"]:
+            side = row["out_of_place"]
+            assert side["wrong"] == 0 and side["time_us"] > 0, row
+            algbw = row["size"] / side["time_us"] / 1e3
+            assert abs(side["algbw"] - algbw) <= 0.006 + 0.01 * algbw, row
+            assert abs(side["busbw"] - algbw * factor) <= 0.006 + 0.01 * algbw, row
         assert table["avg_busbw"] > 0 and table["wrong_total"] == 0
         command = check["command"]
         assert command.startswith("/usr/bin/mpirun --allow-run-as-root --mca coll_hcoll_enable 0 "
