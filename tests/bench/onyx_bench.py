@@ -34,14 +34,16 @@ PLAY = [dict(name="RoCE on the benchmark switches", hosts="roce_switches", gathe
              roles=[dict(role="roce.fabric.onyx_switch")])]
 
 
-def write_inventory(path, count):
+def write_inventory(path, count, lab_dir):
     hosts = {}
     for index in range(count):
         hosts["bsw%02d" % (index + 1)] = dict(ansible_host="127.0.0.1", ansible_port=22301 + index, ansible_user="admin",
                                               ansible_password="admin", roce_lab_peer="onyx_switch",
                                               roce_lab_onyx_version="3.10.4006", roce_lab_onyx_ports=32)
     with open(path, "w") as handle:
-        yaml.safe_dump(dict(all=dict(vars=SETUP, children=dict(roce_switches=dict(hosts=hosts)))), handle)
+        # Host keys are checked (the role's default): the lab writes each simulator's key where the inventory says.
+        variables = dict(SETUP, onyx_known_hosts_file=os.path.join(lab_dir, "switches", "known_hosts"))
+        yaml.safe_dump(dict(all=dict(vars=variables, children=dict(roce_switches=dict(hosts=hosts)))), handle)
 
 
 def counters(lab, names):
@@ -78,7 +80,7 @@ def main():
     inventory = os.path.join(work, "hosts.yml")
     playbook = os.path.join(work, "play.yml")
     lab_dir = os.path.join(work, "lab")
-    write_inventory(inventory, args.switches)
+    write_inventory(inventory, args.switches, lab_dir)
     with open(playbook, "w") as handle:
         yaml.safe_dump(PLAY, handle)
     lab = Lab(inventory, lab_dir)

@@ -78,7 +78,7 @@ class OnyxSession(object):
         self.params = dict(device_type="mellanox_mlnxos", host=host, port=port, username=username,
                            password=password or "", key_file=key_file, use_keys=bool(key_file),
                            allow_agent=False, timeout=timeout, conn_timeout=timeout, auth_timeout=timeout,
-                           banner_timeout=timeout, fast_cli=False)
+                           banner_timeout=timeout, fast_cli=True)
         # Host keys: checked before any credential is sent (paramiko verifies the key, then authenticates).
         # Known keys come from the controller's ~/.ssh/known_hosts and known_hosts_file; an unknown or changed
         # key is refused (netmiko's ssh_strict is paramiko's RejectPolicy).
