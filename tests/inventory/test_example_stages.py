@@ -128,6 +128,18 @@ def test_gpu_nodes_get_the_whole_host_stack(shipped):
         assert set(gpu) <= set(stage_hosts(plays, stage)), (name(inventory), stage)
 
 
+def test_no_inventory_sets_a_play_keyword_ansible_cannot_read_there(shipped):
+    """roce_reboot_serial sets the rolling plays' serial, which Ansible evaluates before inventory variables: a value in
+    group_vars or host_vars is not used (and the playbooks refuse it), so a shipped inventory must not carry one.
+    The rolling plays check their batch first (playbooks/batch_guard.yml)."""
+    inventory, plays, _groups, hostvars = shipped
+    assert [h for h, v in hostvars.items() if "roce_reboot_serial" in v] == [], name(inventory)
+    names = list(plays)
+    for stage in ("host", "reboot"):
+        guard = names.index("Check the rolling batch before anything changes")
+        assert guard < names.index(dict((s, p) for s, p, _roles in STAGES)[stage]), names
+
+
 def test_firmware_vfs_are_made_in_the_kernel(shipped):
     """Firmware that offers VFs on a GPU node goes with VFs in its kernel (sriov_devices), no more than offered."""
     inventory, _plays, groups, hostvars = shipped
