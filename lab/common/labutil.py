@@ -71,9 +71,16 @@ def stop_process(pid_of, grace=5):
     pid = pid_of()
     if not pid:
         return
-    os.kill(pid, signal.SIGTERM)
+    # It may end on its own between the checks (another checkout's lab down, its own exit): that is done too.
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
     deadline = time.time() + grace
     while pid_of() and time.time() < deadline:
         time.sleep(0.1)
     if pid_of():
-        os.kill(pid, signal.SIGKILL)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass

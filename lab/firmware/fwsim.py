@@ -41,6 +41,7 @@ import os
 import re
 import sys
 import tempfile
+import time
 
 DEFAULT_STATE_DIR = '/var/lib/roce-fabric-fwsim'
 MELLANOX_VENDOR_ID = '0x15b3'
@@ -337,6 +338,9 @@ FLAG_DEFAULTS = {
     'fail_set': None,
     'fail_query': None,
     'raw_enum_current': False,
+    # Fault: a query of this device prints its header and then waits this many seconds, as a tool does whose
+    # device stopped answering its register accesses (a wedged adapter, a firmware update in progress).
+    'hang': 0,
 }
 RESET_LEVELS = ('reboot', 'power_cycle')
 
@@ -843,6 +847,9 @@ class Tool:
         else:
             self.device_header(record, devname, index)
             self.conf_header(columns)
+        if get_flag(record, 'hang'):
+            sys.stdout.flush()
+            time.sleep(float(get_flag(record, 'hang')))
         if get_flag(record, 'fail_query'):
             self.error('Failed to query device %s configuration' % devname)
             raise ToolError(str(get_flag(record, 'fail_query')))

@@ -23,6 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 FWSIM = os.path.join(HERE, "fwsim.py")
 QOSSIM = os.path.join(os.path.dirname(HERE), "qos", "qossim.py")
 LABHOST = os.path.join(HERE, "labhost.py")
+VAR_LIB = "/var/lib/roce-fabric"
 
 
 class NetnsHost(Peer):
@@ -224,6 +225,18 @@ class NetnsHost(Peer):
         for stale in ("reboots", "reboot.log"):
             if os.path.exists(os.path.join(self.dir, stale)):
                 os.unlink(os.path.join(self.dir, stale))
+        self.build_var_lib(clean=True)
+
+    def build_var_lib(self, clean=False):
+        """The host's own /var/lib/roce-fabric (what the collection keeps on a host, such as its reboot record)."""
+        path = os.path.join(self.dir, "var-lib")
+        if clean:
+            for entry in os.listdir(path) if os.path.isdir(path) else []:
+                full = os.path.join(path, entry)
+                shutil.rmtree(full) if os.path.isdir(full) and not os.path.islink(full) else os.unlink(full)
+        os.makedirs(path, exist_ok=True)
+        # The mount point on the machine; each lab host binds its own folder over it.
+        os.makedirs(VAR_LIB, exist_ok=True)
 
     def start(self, keep_state=False):
         os.makedirs(self.dir, exist_ok=True)
@@ -233,6 +246,7 @@ class NetnsHost(Peer):
             for stale in ("reboots", "reboot.log"):
                 if os.path.exists(os.path.join(self.dir, stale)):
                     os.unlink(os.path.join(self.dir, stale))
+        self.build_var_lib(clean=not keep_state)
         self.build_sysfs()
         self.build_sbin()
         self.build_ssh()
@@ -265,6 +279,7 @@ class NetnsHost(Peer):
             "mount --bind %s/sys/pci /sys/bus/pci/devices" % d,
             "mount --bind %s/sys/net /sys/class/net" % d,
             "mount --bind %s/boot_id /proc/sys/kernel/random/boot_id" % d,
+            "mount --bind %s/var-lib %s" % (d, VAR_LIB),
             "mount -t overlay overlay -o lowerdir=/usr/sbin,upperdir=%s/sbin,workdir=%s/work /usr/sbin" % (d, d),
             "exec /usr/sbin/sshd -f %s/sshd_config -E %s/sshd.log" % (d, d),
         ])

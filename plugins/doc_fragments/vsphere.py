@@ -30,4 +30,10 @@ options:
     description: Verify the server's TLS certificate. Falls back to E(VMWARE_VALIDATE_CERTS). Turn off only for test systems.
     type: bool
     default: true
+  timeout:
+    description:
+      - Seconds, 1 to 3600, that connecting and each API request may take. A vCenter or host that accepts the
+        connection and then never answers fails the task after this time instead of hanging the play.
+    type: int
+    default: 60
 """

@@ -30,6 +30,7 @@ author:
   - roce.fabric contributors (@roce-fabric)
 extends_documentation_fragment:
   - roce.fabric.attributes
+  - roce.fabric.command_timeout
 attributes:
   platform:
     description: V(vsphere) runs on the controller; V(ssh) runs on the ESXi host (its Python is C(/bin/python)).
@@ -70,6 +71,13 @@ options:
         Turn it off only for test systems.
     type: bool
     default: true
+  timeout:
+    description:
+      - Seconds, 1 to 3600, that connecting and each API request may take (V(vsphere)). A vCenter or host that
+        accepts the connection and then never answers fails the task after this time instead of hanging the play.
+      - O(command_timeout) bounds C(esxcli) (V(ssh)).
+    type: int
+    default: 60
   esxi_hostname:
     description:
       - The ESXi host to configure, by its name in vCenter (V(vsphere)). V(vsphere) needs it or O(cluster_name); an
@@ -154,7 +162,7 @@ import platform
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError, ModuleRun
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError, ModuleRun, command_timeout_spec
 from ansible_collections.roce.fabric.plugins.module_utils.esxi import kernel
 from ansible_collections.roce.fabric.plugins.module_utils.esxi.parsers import parse_kernel_settings
 from ansible_collections.roce.fabric.plugins.module_utils.esxi.vsphere import Vsphere, vim, vmodl, vsphere_argument_spec
@@ -237,6 +245,7 @@ def _esxcli_set(runner, argv, run):
 
 def main():
     argument_spec = vsphere_argument_spec()
+    argument_spec.update(command_timeout_spec())
     argument_spec.update(
         settings=dict(type="dict", required=True),
         transport=dict(type="str", choices=["vsphere", "ssh"], default="vsphere"),

@@ -28,6 +28,7 @@ author:
   - roce.fabric contributors (@roce-fabric)
 extends_documentation_fragment:
   - roce.fabric.attributes
+  - roce.fabric.command_timeout
 attributes:
   platform:
     description: Runs on the host that carries the adapters.
@@ -225,6 +226,11 @@ devices:
     changes:
       description: Parameter name to C(before) (Next Boot before the run) and C(after) (the new Next Boot value).
       type: dict
+    pending:
+      description:
+        - Each managed parameter whose Next Boot value is not running yet, to that value. It names the same
+          pending change the same way on every run, which is what a reboot record can compare; empty when nothing waits.
+      type: dict
     params:
       description:
         - Each managed parameter with its C(default), C(current) and C(next_boot) values as the tool
@@ -238,7 +244,7 @@ diff:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.roce.fabric.plugins.module_utils.common.run import ModuleRun
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import ModuleRun, command_timeout_spec
 from ansible_collections.roce.fabric.plugins.module_utils.firmware import state
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.transport import FirmwareTool
 
@@ -251,6 +257,7 @@ def main():
             state=dict(type="str", default="present", choices=["present", "reset"]),
             tool=dict(type="str", default="auto", choices=["auto", "mlxconfig", "mstconfig"]),
             tool_path=dict(type="path"),
+            **command_timeout_spec()
         ),
         required_if=[("state", "present", ["params"])],
         supports_check_mode=True,

@@ -233,7 +233,7 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.roce.fabric.plugins.module_utils.validate import nccl as _nccl
-from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, LOCALE_ENV
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError, LOCALE_ENV
 
 NCCL_TESTS = {"all_reduce": "all_reduce_perf", "all_to_all": "alltoall_perf"}
 # A host's environment must keep NVLink multicast settings it was given; these are only defaults.
@@ -303,7 +303,10 @@ def main():
         result.update(skipped=True, msg="check mode: NCCL benchmark not run")
         module.exit_json(**result)
     runner = CommandRunner(module)
-    gpus = p["gpus"] or gpu_count(module, runner)
+    try:
+        gpus = p["gpus"] or gpu_count(module, runner)
+    except FabricError as exc:
+        module.fail_json(msg=str(exc), **exc.details)
     ranks = gpus * (len(p["hosts"]) if mpi else 1)
     result["launcher"]["ranks"] = ranks
     if gpus < 1 or ranks < 2:

@@ -29,6 +29,7 @@ author:
   - roce.fabric contributors (@roce-fabric)
 extends_documentation_fragment:
   - roce.fabric.attributes
+  - roce.fabric.command_timeout
 attributes:
   check_mode:
     support: full
@@ -166,7 +167,7 @@ reboot_required:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError, ModuleRun
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError, ModuleRun, command_timeout_spec
 from ansible_collections.roce.fabric.plugins.module_utils.qos import state
 from ansible_collections.roce.fabric.plugins.module_utils.qos.transport import QosHost
 
@@ -254,6 +255,7 @@ def main():
             cnp_priority=dict(type="int"),
             roce_tos=dict(type="int"),
             traffic_class=dict(type="int"),
+            **command_timeout_spec()
         ),
         supports_check_mode=True,
     )

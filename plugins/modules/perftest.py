@@ -266,7 +266,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.common.private import 
     private_dir,
     read_private,
 )
-from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, DEFAULT_COMMAND_TIMEOUT, FabricError, MAX_COMMAND_TIMEOUT
 from ansible_collections.roce.fabric.plugins.module_utils.validate.perftest import TOOLS, judge, tool_argv
 from ansible_collections.roce.fabric.plugins.module_utils.validate.process import (
     alive,
@@ -393,7 +393,8 @@ def main():
         result.update(skipped=True, msg="check mode: %s %s not run" % (params["tool"], params["mode"]))
         module.exit_json(**result)
 
-    runner = CommandRunner(module)
+    # The tool runs under its own timeout (below); the runner's bound only stops what outlives that.
+    runner = CommandRunner(module, timeout=min(MAX_COMMAND_TIMEOUT, max(DEFAULT_COMMAND_TIMEOUT, params["timeout"] + params["start_timeout"] + 30)))
     if params["mode"] in ("server", "client"):
         executable = params["executable"] or module.get_bin_path(params["tool"])
         if not executable:
@@ -429,7 +430,11 @@ def main():
         script = ('exec > /dev/null 2>&1 < /dev/null; echo $$ > "$1"; out=$2; shift 2; '
                   '"$@" > "$out" 2>&1; echo $? > "$out.rc"')
         full = wrap(module, params, argv, params["timeout"] + params["start_timeout"])
-        rc, out, err = runner.run([setsid, "-f", sh, "-c", script, "perftest-server", pid_path, out_file] + full)
+        try:
+            rc, out, err = runner.run([setsid, "-f", sh, "-c", script, "perftest-server", pid_path, out_file] + full)
+        except FabricError as exc:
+            result.update(passed=False, cause="timeout", msg=str(exc))
+            finish(module, result)
         deadline = time.time() + params["start_timeout"]
         pid = None
         while time.time() < deadline and pid is None:
@@ -464,7 +469,11 @@ def main():
 
     if params["mode"] == "client":
         full = wrap(module, params, argv, params["timeout"])
-        rc, out, err = runner.run(full)
+        try:
+            rc, out, err = runner.run(full)
+        except FabricError as exc:
+            result.update(passed=False, cause="timeout", msg=str(exc))
+            finish(module, result)
         record(result, params, out + (err or ""), rc)
         finish(module, result)
 

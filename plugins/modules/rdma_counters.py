@@ -43,6 +43,7 @@ options:
     default: /
 extends_documentation_fragment:
   - roce.fabric.attributes
+  - roce.fabric.command_timeout
 attributes:
   check_mode:
     support: full
@@ -114,7 +115,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.pci import read_sysfs
-from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError, ModuleRun
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError, ModuleRun, command_timeout_spec
 from ansible_collections.roce.fabric.plugins.module_utils.qos import counters, state
 
 
@@ -168,6 +169,7 @@ def main():
             port=dict(type="int", default=1),
             ethtool=dict(type="bool", default=True),
             root=dict(type="path", default="/"),
+            **command_timeout_spec()
         ),
         supports_check_mode=True,
     )

@@ -30,6 +30,7 @@ author:
   - roce.fabric contributors (@roce-fabric)
 extends_documentation_fragment:
   - roce.fabric.attributes
+  - roce.fabric.command_timeout
 attributes:
   diff_mode:
     support: none
@@ -373,7 +374,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.roce.fabric.plugins.module_utils.validate import gpu as _gpu
 from ansible_collections.roce.fabric.plugins.module_utils.validate import nccl as _nccl
 from ansible_collections.roce.fabric.plugins.module_utils.rdma import sysfs as rdma_sysfs
-from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError, command_timeout_spec
 
 
 def driver_stack(module, runner):
@@ -441,11 +442,15 @@ def main():
             nvidia_smi_path=dict(type="path"),
             nccl_gdr_level=dict(type="str", choices=["LOC", "PIX", "PXB", "PHB", "SYS"]),
             nccl_socket_ifname=dict(type="str"),
+            **command_timeout_spec()
         ),
         supports_check_mode=True,
     )
     runner = CommandRunner(module)
-    facts = discover(module, runner)
+    try:
+        facts = discover(module, runner)
+    except FabricError as exc:
+        module.fail_json(msg=str(exc), commands=list(runner.executed), **exc.details)
     module.exit_json(changed=False, ansible_facts=dict(roce_rdma=facts))
 
 

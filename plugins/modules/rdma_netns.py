@@ -33,6 +33,7 @@ author:
   - roce.fabric contributors (@roce-fabric)
 extends_documentation_fragment:
   - roce.fabric.attributes
+  - roce.fabric.command_timeout
 attributes:
   platform:
     description: Runs on the Linux host that carries the RDMA devices, as root.
@@ -222,7 +223,8 @@ commands:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.roce.fabric.plugins.module_utils.rdma import tools as rdma_tools
-from ansible_collections.roce.fabric.plugins.module_utils.rdma.host import HOST, HOST_ALIAS, NetnsError, RdmaHost
+from ansible_collections.roce.fabric.plugins.module_utils.rdma.host import HOST, HOST_ALIAS, RdmaHost
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError, command_timeout_spec
 from ansible_collections.roce.fabric.plugins.module_utils.rdma.netns_mode import NamespaceMode
 from ansible_collections.roce.fabric.plugins.module_utils.rdma.placement import DevicePlacement
 
@@ -290,6 +292,7 @@ def main():
             pod=dict(type="str"),
             pod_namespace=dict(type="str", default="default"),
             container_runtime=dict(type="str", choices=["auto", "crictl", "nerdctl", "docker"], default="auto"),
+            command_timeout=command_timeout_spec()["command_timeout"],
             netns_name=dict(type="str"),
         ),
         mutually_exclusive=[["netns", "pid", "container", "pod"]],
@@ -309,9 +312,10 @@ def main():
     engine = RdmaHost(module)
     try:
         result = converge(module, engine)
-    except NetnsError as exc:
-        module.fail_json(msg=exc.msg, changed=engine.changed, commands=engine.commands, **dict(
-            (k, v) for k, v in exc.details.items() if k in ("kind", "device", "namespaces", "stderr", "command")))
+    except FabricError as exc:
+        module.fail_json(msg=str(exc), changed=engine.changed, commands=engine.commands, **dict(
+            (k, v) for k, v in exc.details.items()
+            if k in ("kind", "device", "namespaces", "stderr", "command", "failure", "failed_command")))
     for warning in engine.warnings:
         module.warn(warning)
     module.exit_json(**result)

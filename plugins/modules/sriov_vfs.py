@@ -27,6 +27,7 @@ author:
   - roce.fabric contributors (@roce-fabric)
 extends_documentation_fragment:
   - roce.fabric.attributes
+  - roce.fabric.command_timeout
 attributes:
   check_mode:
     support: full
@@ -122,7 +123,7 @@ commands:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError, ModuleRun
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError, ModuleRun, command_timeout_spec
 from ansible_collections.roce.fabric.plugins.module_utils.rdma import sriov
 from ansible_collections.roce.fabric.plugins.module_utils.rdma.host import SriovPort
 
@@ -178,6 +179,7 @@ def main():
             num_vfs=dict(type="int", required=True),
             vfs=dict(type="list", elements="dict", default=[], options=VF_SPEC),
             wait_for_firmware=dict(type="bool", default=False),
+            **command_timeout_spec()
         ),
         supports_check_mode=True,
     )

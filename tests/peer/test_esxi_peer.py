@@ -386,3 +386,47 @@ def test_role_rolls_one_host_at_a_time_then_is_idempotent(vc):
     check = playbook(check=True)
     assert check.returncode == 0 and "changed=0" in check.stdout
     assert mutations(vc) == {}
+
+
+@pytest.fixture
+def silent_peer():
+    """A TCP peer that accepts connections and never answers: a vCenter wedged behind its load balancer."""
+    import socket
+    import threading
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held = []
+    stop = threading.Event()
+
+    def accept():
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join()
+    for conn in held:
+        conn.close()
+    server.close()
+
+
+@pytest.mark.parametrize("name, args", [
+    ("roce.fabric.esxi_kernel_setting", dict(esxi_hostname="esx-a.lab", settings={"atsSupport": True})),
+    ("roce.fabric.vmx_passthru", dict(name="gpuvm-b1", allow_p2p=True)),
+    ("roce.fabric.esxi_host_info", dict()),
+])
+def test_vsphere_peer_that_never_answers_fails_at_the_timeout(silent_peer, name, args):
+    """Issue 15 (7): pyVmomi connected with no timeout, so a peer that accepts and never answers hung the play."""
+    import time
+    started = time.monotonic()
+    result = local(name, dict(API, port=silent_peer, timeout=2, **args))
+    elapsed = time.monotonic() - started
+    assert result.get("failed") and "did not answer within 2 seconds" in result["msg"], result.get("msg")
+    assert result["failure"] == "timeout" and elapsed < 30, elapsed
+    assert "vc1-Lab-secret" not in json.dumps(result)

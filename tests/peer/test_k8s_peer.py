@@ -441,3 +441,44 @@ def test_node_check_names_nodes_and_missing_resources(fresh):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_an_apply_the_server_refuses_halfway_names_what_was_applied(deployed):
+    """Issue 15 (9): one object of an apply is refused (a DaemonSet whose selector, immutable, differs from the
+    role's), another is applied (a deleted ConfigMap). The failure names both, and the audit log agrees."""
+    cluster = deployed
+    daemonsets = cluster.resource("apps/v1", "DaemonSet")
+    configmaps = cluster.resource("v1", "ConfigMap")
+    ds_name = cluster.names("apps/v1", "DaemonSet", "kube-system")[0]
+    cm_name = cluster.names("v1", "ConfigMap", "kube-system")[0]
+    original = cluster.get("apps/v1", "DaemonSet", ds_name, "kube-system")
+    changed = copy.deepcopy(original)
+    changed["metadata"] = dict((k, v) for k, v in original["metadata"].items() if k in ("name", "namespace", "labels", "annotations"))
+    changed.pop("status", None)
+    changed["spec"]["selector"] = {"matchLabels": {"roce-lab-test": "other-selector"}}
+    changed["spec"]["template"]["metadata"]["labels"] = {"roce-lab-test": "other-selector"}
+    daemonsets.delete(name=ds_name, namespace="kube-system")
+    daemonsets.create(body=changed, namespace="kube-system")
+    configmaps.delete(name=cm_name, namespace="kube-system")
+    try:
+        mark = cluster.audit_mark()
+        # Nodes an earlier test registered are not this test's subject.
+        rc, stats, failures, out = playbook({"k8s_rdma_network_check_nodes": False})
+        assert rc != 0
+        report = [f for f in failures if "The API server refused 1 of" in f]
+        assert report, failures
+        assert "DaemonSet kube-system/%s (" % ds_name in report[0] and "immutable" in report[0], report[0]
+        print("failure as reported: %s" % report[0])
+        applied = report[0].split("Applied by this run: ", 1)[1].split(". Already as wanted", 1)[0]
+        assert applied == "ConfigMap kube-system/%s" % cm_name, report[0]
+        writes = cluster.writes_since(mark, reviews=False)
+        assert "create configmaps %s" % cm_name in writes, writes
+        assert not any(w.endswith(" daemonsets %s" % ds_name) for w in writes), writes
+        assert cluster.get("apps/v1", "DaemonSet", ds_name, "kube-system")["spec"]["selector"] == changed["spec"]["selector"]
+    finally:
+        # The role's own DaemonSet back as it was (the role already recreated the ConfigMap).
+        daemonsets.delete(name=ds_name, namespace="kube-system")
+        restored = copy.deepcopy(original)
+        restored["metadata"] = dict((k, v) for k, v in original["metadata"].items() if k in ("name", "namespace", "labels", "annotations"))
+        restored.pop("status", None)
+        daemonsets.create(body=restored, namespace="kube-system")

@@ -6,10 +6,11 @@ import os
 import stat
 import subprocess
 import sys
+import time
 
 import pytest
 
-from conftest import FWSIM, run_module
+from conftest import FWSIM, INVENTORY, LAB, REPO, run_module
 
 MODULE = "roce.fabric.mlxconfig"
 CX6DX = "0000:3b:00.0"
@@ -160,3 +161,110 @@ def test_locally_through_an_mst_path(tmp_path):
         assert json.load(handle)["params"]["ATS_ENABLED"]["next"] == 1
     second = run_module(inventory, "localhost", MODULE, args, extra_env=env, connection="local")
     assert second["changed"] is False
+
+
+def test_a_failure_on_the_second_device_reports_the_first_as_changed(gpu1):
+    """Issue 15 (9): the first adapter is written, the second refuses. The failed result must say that something
+    changed, which device holds a pending value, and the reboot it needs; the message must not say nothing changed."""
+    gpu1.fw_admin("flag", "--pci", CX7, "fail_set=Failed to write the configuration to the NVRAM")
+    result = gpu1.module(MODULE, dict(devices=["all"], params=dict(SRIOV_EN=True)))
+    assert result["failed"] is True, result
+    assert result["changed"] is True, result
+    assert result["commands"] == ["/usr/sbin/mlxconfig -d %s -y set SRIOV_EN=True" % CX6DX], result["commands"]
+    assert result["failed_command"] == "/usr/sbin/mlxconfig -d %s -y set SRIOV_EN=True" % CX7
+    assert result["devices"][CX6DX]["changed"] is True and result["devices"][CX6DX]["reboot_required"] is True
+    assert result["devices"][CX7]["changed"] is False and result["devices"][CX7]["failed"] is True
+    assert result["reboot_required"] is True and result["reboot_type"] == "reboot"
+    assert "nothing was changed" not in result["msg"]
+    assert "already written: %s" % CX6DX in result["msg"], result["msg"]
+    assert params_of(gpu1, CX6DX)["SRIOV_EN"]["next"] == 1
+    assert params_of(gpu1, CX7)["SRIOV_EN"]["next"] == 0
+
+
+def test_a_device_that_never_answers_is_stopped_at_command_timeout(gpu1):
+    """Issue 15 (7): a query that hangs (the simulator's hang fault on the second adapter) is stopped after
+    command_timeout; the module fails naming the command, changes nothing and leaves no tool process behind."""
+    gpu1.fw_admin("flag", "--pci", CX7, "hang=900")
+    before = gpu1.firmware()
+    started = time.monotonic()
+    result = gpu1.module(MODULE, dict(devices=["all"], params=dict(SRIOV_EN=True), command_timeout=3))
+    elapsed = time.monotonic() - started
+    assert result["failed"] is True and result["failure"] == "timeout", result
+    assert "did not finish within 3 seconds" in result["msg"], result["msg"]
+    assert result["failed_command"] == "/usr/sbin/mlxconfig -d %s -e query" % CX7
+    assert elapsed < 45, elapsed
+    assert gpu1.mutating_calls() == [] and gpu1.firmware() == before
+    # The hung tool was stopped with its process group, not left waiting on the device.
+    left = LAB.exec("gpu1", ["sh", "-c", "ps -eo args | grep -c '[f]wsim.py' || true"])
+    assert left.stdout.strip() == "0", left.stdout
+    bad = gpu1.module(MODULE, dict(devices=["all"], params=dict(SRIOV_EN=True), command_timeout=0))
+    assert bad["failed"] is True and "command_timeout must be 1 to 86400 seconds" in bad["msg"]
+    assert gpu1.mutating_calls() == []
+
+
+def firmware_playbook(limit):
+    argv = ["ansible-playbook", "-i", INVENTORY, os.path.join(REPO, "playbooks", "nic_firmware.yml"),
+            "-e", "roce_firmware_hosts=%s" % limit]
+    return subprocess.run(argv, capture_output=True, text=True, cwd=REPO, check=False)
+
+
+def test_a_reboot_that_does_not_load_the_firmware_is_not_repeated(gpu1):
+    """Issue 15 (10): firmware that needs a power cycle. The first run reboots once and says why it did not help;
+    the next runs in that boot do not reboot again for the same pending values (they rebooted every time before)."""
+    for pci in (CX6DX, CX7):
+        gpu1.fw_admin("flag", "--pci", pci, "reset_level=power_cycle")
+    first = firmware_playbook("gpu1")
+    assert first.returncode != 0 and "a warm reboot does not load it; power-cycle the host" in first.stdout, first.stdout[-3000:]
+    assert gpu1.reboots() == 1
+    for attempt in (2, 3):
+        again = firmware_playbook("gpu1")
+        out = again.stdout
+        assert again.returncode != 0, out[-3000:]
+        assert "Not rebooting again for what the reboot at" in out and "ConnectX firmware settings pending on %s (" % CX6DX in out, out[-3000:]
+        assert "A reboot already failed to load them" in out, out[-3000:]
+        assert gpu1.reboots() == 1, "run %d rebooted the host again" % attempt
+    # The operator power-cycles the host through its BMC: the values load and nothing reboots.
+    gpu1.fw_admin("power-cycle")
+    done = firmware_playbook("gpu1")
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "ConnectX firmware values are running as wanted" in done.stdout
+    assert gpu1.reboots() == 1
+
+
+def host_playbook(tmp_path, *args, playbook="host.yml"):
+    argv = ["ansible-playbook", "-i", INVENTORY, os.path.join(REPO, "playbooks", playbook),
+            "-e", "roce_gpu_hosts=lab_netns_hosts", "-e", "roce_batch_guard_hosts=lab_netns_hosts"] + list(args)
+    return subprocess.run(argv, capture_output=True, text=True, cwd=REPO, check=False)
+
+
+def test_a_rolling_batch_of_every_host_or_an_ignored_serial_is_refused_before_anything_changes(lab, tmp_path):
+    """Issue 15 (11): host.yml rebooted whatever batch serial gave, all hosts at once with 100% or 0, and a
+    roce_reboot_serial from group_vars was silently not used (Ansible reads the play keyword before inventory
+    variables). Each is refused by the first play, before the firmware (which the lab hosts' variables change) is
+    touched."""
+    hosts = [lab["gpu1"], lab["gpu2"]]
+    for host in hosts:
+        host.reset()
+    before = [host.firmware() for host in hosts]
+    # The lab hosts' own variables (nic_firmware_settings) would change the firmware: the host play is not a no-op.
+    group_vars = tmp_path / "site.yml"
+    group_vars.write_text("all:\n  children:\n    lab_netns_hosts:\n      vars:\n        roce_reboot_serial: 2\n")
+    cases = [
+        (["-e", "roce_reboot_serial=2"], "roce_reboot_serial=\"2\" takes 2 of the play's 2 hosts down at once"),
+        (["-e", "roce_reboot_serial=100%"], "roce_reboot_serial=\"100%\" takes 2 of the play's 2 hosts down at once"),
+        (["-e", "roce_reboot_serial=0"], "roce_reboot_serial must be a number of hosts (1 or more)"),
+        (["-e", '{"roce_reboot_serial": [1, "100%"]}'], "takes 2 of the play's 2 hosts down at once"),
+        (["-i", str(group_vars)], "roce_reboot_serial is 2 for these hosts, but the play takes 1 at a time"),
+    ]
+    for args, message in cases:
+        for playbook in ("host.yml", "nic_firmware.yml"):
+            proc = host_playbook(tmp_path, *args, playbook=playbook)
+            out = proc.stdout
+            assert proc.returncode != 0 and message in out and "Nothing was changed." in out, (args, out[-3000:])
+            assert "GPU node host stack" not in out and "ConnectX firmware settings" not in out, out[-3000:]
+    for host, state in zip(hosts, before):
+        assert host.mutating_calls() == [] and host.firmware() == state and host.reboots() == 0
+    # The explicit opt-out takes the whole batch (the guard alone, so nothing else runs).
+    proc = host_playbook(tmp_path, "-e", "roce_reboot_serial=2", "-e", "roce_allow_all_at_once=true",
+                         playbook="batch_guard.yml")
+    assert proc.returncode == 0, proc.stdout[-3000:]

@@ -14,10 +14,24 @@ PRIVATE to the roce.fabric collection: may change without notice.
 
 from __future__ import annotations
 
+import os
 import shlex
+import threading
+import time
 
 # Pin the locale so parsing never depends on the target's language settings.
 LOCALE_ENV = {"LC_ALL": "C", "LANGUAGE": "C", "LANG": "C"}
+
+# Seconds one command on the target may run before it is stopped (module option ``command_timeout``).
+DEFAULT_COMMAND_TIMEOUT = 300
+MAX_COMMAND_TIMEOUT = 86400
+# Seconds between the polite stop (SIGTERM) and SIGKILL.
+KILL_AFTER = 5
+
+
+def command_timeout_spec():
+    """The ``command_timeout`` option (doc fragment ``roce.fabric.command_timeout``) of modules that run tools."""
+    return dict(command_timeout=dict(type="int", default=DEFAULT_COMMAND_TIMEOUT))
 
 
 class FabricError(Exception):
@@ -40,22 +54,73 @@ class CommandRunner(object):
     User values are never expanded (``expand_user_and_vars=False``) and no shell is involved.
     """
 
-    def __init__(self, module):
+    def __init__(self, module, timeout=None):
         self.module = module
         self.executed = []
         self.mutating = []
+        if timeout is None:
+            timeout = (getattr(module, "params", None) or {}).get("command_timeout")
+        if timeout is None:
+            timeout = DEFAULT_COMMAND_TIMEOUT
+        if not 1 <= int(timeout) <= MAX_COMMAND_TIMEOUT:
+            module.fail_json(msg="command_timeout must be 1 to %d seconds, not %s" % (MAX_COMMAND_TIMEOUT, timeout))
+        self.timeout = int(timeout)
+        self._timeout_tool = False
+
+    def timeout_tool(self):
+        """coreutils ``timeout``, which stops the command's whole process group, where the target has it.
+
+        BusyBox's applet (ESXi, Alpine) is not used: older ones take ``-t SECS`` and no ``-k``."""
+        if self._timeout_tool is False:
+            path = self.module.get_bin_path("timeout")
+            if path and os.path.basename(os.path.realpath(path)) not in ("timeout", "coreutils"):
+                path = None
+            self._timeout_tool = path
+        return self._timeout_tool
 
     def run(self, argv, mutating=False, data=None):
-        rc, out, err = self.module.run_command(
-            [str(arg) for arg in argv],
-            environ_update=dict(LOCALE_ENV),
-            expand_user_and_vars=False,
-            data=data,
-        )
+        """Run ``argv``; one still running after ``timeout`` seconds is stopped and raises ``FabricError``
+        (``failure: timeout``), so a hung tool or device never hangs the play."""
+        argv = [str(arg) for arg in argv]
         line = render(argv)
+        tool = self.timeout_tool()
+        fired = []
+        timer = []
+
+        def arm(proc):
+            # Without coreutils (ESXi's busybox may lack it): stop the process itself from here.
+            def stop():
+                fired.append(True)
+                proc.terminate()
+                try:
+                    proc.wait(KILL_AFTER)
+                except Exception:  # pylint: disable=broad-except
+                    proc.kill()
+            timer.append(threading.Timer(self.timeout, stop))
+            timer[0].daemon = True
+            timer[0].start()
+
+        started = time.monotonic()
+        try:
+            rc, out, err = self.module.run_command(
+                ([tool, "-k", str(KILL_AFTER), str(self.timeout)] if tool else []) + argv,
+                environ_update=dict(LOCALE_ENV),
+                expand_user_and_vars=False,
+                data=data,
+                before_communicate_callback=None if tool else arm,
+            )
+        finally:
+            for item in timer:
+                item.cancel()
         self.executed.append(line)
         if mutating:
             self.mutating.append(line)
+        # timeout(1) exits 124 when it stopped the command, 137 when it had to kill it.
+        if fired or (tool and rc in (124, 137) and time.monotonic() - started >= self.timeout - 0.5):
+            raise FabricError(
+                "%s did not finish within %d seconds and was stopped (raise command_timeout if the device is just slow)%s"
+                % (line, self.timeout, "; it may have changed part of what it was asked to" if mutating else ""),
+                failure="timeout", failed_command=line, rc=rc, stdout=out, stderr=err)
         return rc, out, err
 
     render = staticmethod(render)

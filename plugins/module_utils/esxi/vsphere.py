@@ -12,6 +12,7 @@ number of API calls of a module does not grow with the number of properties it r
 
 from __future__ import annotations
 
+import socket
 import ssl
 import time
 import traceback
@@ -38,6 +39,7 @@ def vsphere_argument_spec():
         username=dict(type="str", aliases=["user"], fallback=(env_fallback, ["VMWARE_USER"])),
         password=dict(type="str", aliases=["pass", "pwd"], no_log=True, fallback=(env_fallback, ["VMWARE_PASSWORD"])),
         validate_certs=dict(type="bool", default=True, fallback=(env_fallback, ["VMWARE_VALIDATE_CERTS"])),
+        timeout=dict(type="int", default=60),
     )
 
 
@@ -58,13 +60,18 @@ class Vsphere(object):
                 module.fail_json(msg="vSphere connection: '%s' is required (or set the VMWARE_%s environment variable)" % (
                     key, {"hostname": "HOST", "username": "USER", "password": "PASSWORD"}[key]))
         self.where = "%s:%s" % (params["hostname"], params["port"])
+        if not 1 <= params["timeout"] <= 3600:
+            module.fail_json(msg="vSphere connection: timeout must be 1 to 3600 seconds, not %s" % params["timeout"])
         context = ssl.create_default_context()
         if not params["validate_certs"]:
             context.check_hostname = False
             context.verify_mode = ssl.CERT_NONE
+        # SmartConnect's first request (the API version probe) opens its own connection without
+        # httpConnectionTimeout, so the process-wide default bounds it; a module is one process per task.
+        socket.setdefaulttimeout(params["timeout"])
         try:
             self.si = SmartConnect(host=params["hostname"], port=params["port"], user=params["username"],
-                                   pwd=params["password"], sslContext=context)
+                                   pwd=params["password"], sslContext=context, httpConnectionTimeout=params["timeout"])
         except vim.fault.InvalidLogin:
             module.fail_json(msg="vSphere login to %s failed: user name or password is wrong" % self.where)
         except ssl.SSLError as exc:
@@ -73,6 +80,9 @@ class Vsphere(object):
                                      "CA certificate on the controller, or set validate_certs=false for a test system."
                                      % (self.where, getattr(exc, "verify_message", None) or exc))
             module.fail_json(msg="vSphere at %s: TLS error: %s" % (self.where, exc))
+        except socket.timeout:
+            module.fail_json(msg="vSphere at %s did not answer within %d seconds (option timeout)" % (self.where, params["timeout"]),
+                             failure="timeout")
         except (OSError, IOError) as exc:
             module.fail_json(msg="vSphere at %s cannot be reached: %s" % (self.where, exc))
         except vmodl.MethodFault as exc:

@@ -21,6 +21,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.firmware.parsers impor
     split_param_name,
     wanted_value,
 )
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.transport import FirmwareError
 
 
@@ -185,7 +186,10 @@ def converge(run, params, tool):
                 argv = tool.argv(tool_device, "reset")
             else:
                 argv = tool.argv(tool_device, "set", plan["assignments"])
-            applied = run.mutate(tool.runner.render(argv), lambda: tool.apply(argv))
+            try:
+                applied = run.mutate(tool.runner.render(argv), lambda: tool.apply(argv))
+            except FabricError as exc:
+                raise refused(exc, plan, result)
             if run.check_mode:
                 rows = predicted_rows(rows, changes)
             else:
@@ -206,6 +210,8 @@ def converge(run, params, tool):
             reboot_required=plan["pending"],
             reboot_type=reboot_type,
             changes=changes,
+            pending=dict((name, row.get("next_boot")) for name, row in sorted(rows.items())
+                         if plan["pending"] and row.get("current") != row.get("next_boot")),
             params=dict((name, dict(default=row.get("default"), current=row.get("current"),
                                     next_boot=row.get("next_boot"), read_only=bool(row.get("read_only"))))
                         for name, row in rows.items()),
@@ -213,6 +219,31 @@ def converge(run, params, tool):
         result["reboot_required"] = result["reboot_required"] or plan["pending"]
         if reboot_type == "power_cycle" or (reboot_type == "reboot" and result["reboot_type"] == "none"):
             result["reboot_type"] = reboot_type
+
+
+def refused(exc, plan, result):
+    """The error of a ``set``/``reset`` the tool refused, with what earlier devices of this run already hold.
+
+    The devices before it were written: the result says so (``changed``, their entries in ``devices``, the reboot
+    they need, ``commands`` with only what succeeded) and the message names them, so a re-run is not the only way to
+    learn that a host now has pending firmware values."""
+    written = sorted(key for key, entry in result["devices"].items() if entry["changed"])
+    pending = "already written: %s, pending until the next %s" % (
+        ", ".join(written), "power cycle" if result["reboot_type"] == "power_cycle" else "reboot")
+    reason = exc.details.pop("reason", None) or "exit code %s" % exc.details.get("rc")
+    if exc.details.get("failure") == "timeout":
+        # Stopped half way: the device's state is unknown, and the next run reads it again.
+        msg = "%s%s" % (exc, " (%s)" % pending if written else "")
+    elif written:
+        msg = "%s (that device was not changed; %s): %s" % (exc, pending, reason)
+    else:
+        msg = "%s, nothing was changed: %s" % (exc, reason)
+    result["devices"][plan["key"]] = dict(selectors=plan["selectors"], device_type=plan["device"]["device_type"],
+                                          changed=False, failed=True, changes=plan["changes"])
+    details = dict(exc.details)
+    details.update(changed=bool(written), commands=list(result["commands"]), devices=result["devices"],
+                   reboot_required=result["reboot_required"], reboot_type=result["reboot_type"])
+    return FirmwareError(msg, **details)
 
 
 def predicted_rows(rows, changes):

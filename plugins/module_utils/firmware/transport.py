@@ -175,10 +175,11 @@ class FirmwareTool(object):
         applied = any(d["applied"] for d in parsed)
         if rc != 0 or errors or not applied:
             message = "; ".join(errors) or (err or out).strip() or "exit code %d" % rc
+            # The state layer words the message: only it knows whether other devices were already written.
             raise FirmwareError(
-                "%s %s on %s was refused, nothing was changed: %s" % (self.kind, command, tool_device, message),
-                category=classify_error(message), rc=rc, stdout=out, stderr=err, command=self.runner.render(argv),
-                commands=list(self.runner.mutating),
+                "%s %s on %s was refused" % (self.kind, command, tool_device),
+                category=classify_error(message), rc=rc, stdout=out, stderr=err, failed_command=self.runner.render(argv),
+                reason=message,
             )
         # A successful set or reset always needs at least a reboot, even if the tool printed no closing line.
         return reboot_kind([out]) or "reboot"

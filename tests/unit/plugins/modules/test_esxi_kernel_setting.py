@@ -10,7 +10,7 @@ import pytest
 from ansible.module_utils import basic
 
 from ansible_collections.roce.fabric.plugins.modules import esxi_kernel_setting
-from ansible_collections.roce.fabric.tests.unit.plugins.modules.utils import run_module
+from ansible_collections.roce.fabric.tests.unit.plugins.modules.utils import run_module, untimed
 
 TABLE = (
     "Name        Type    Configured  Runtime  Default  Description\n"
@@ -27,6 +27,7 @@ class FakeEsxcli(object):
         self.calls = []
 
     def __call__(self, argv, **kwargs):
+        argv = untimed(argv)
         assert isinstance(argv, list) and kwargs["environ_update"]["LC_ALL"] == "C"
         assert kwargs["expand_user_and_vars"] is False
         self.calls.append(argv)

@@ -285,7 +285,9 @@ def test_firmware_refusing_the_set(monkeypatch, sysfs):
     result = run(dict(devices=["19:00.0"], params=dict(NUM_OF_VFS=2)))
     assert result["failed"] and result["category"] == "read_only"
     assert "was refused, nothing was changed" in result["msg"]
-    assert result["commands"] == ["/usr/bin/mstconfig -d 0000:19:00.0 -y set NUM_OF_VFS=2"]
+    # What ran and failed is named apart from ``commands``, which lists only what was done.
+    assert result["commands"] == [] and result["changed"] is False
+    assert result["failed_command"] == "/usr/bin/mstconfig -d 0000:19:00.0 -y set NUM_OF_VFS=2"
 
 
 def test_device_the_tool_cannot_open(monkeypatch, sysfs):

@@ -15,7 +15,7 @@ from ansible.module_utils import basic
 
 from ansible_collections.roce.fabric.plugins.module_utils.rdma import host as rdma_host
 from ansible_collections.roce.fabric.plugins.modules import sriov_vfs
-from ansible_collections.roce.fabric.tests.unit.plugins.modules.utils import run_module
+from ansible_collections.roce.fabric.tests.unit.plugins.modules.utils import run_module, untimed
 from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "module_utils", "fixtures", "sriov")
@@ -48,6 +48,7 @@ class FakeKernel(object):
             return int(handle.read())
 
     def __call__(self, argv, **kwargs):
+        argv = untimed(argv)
         assert kwargs.get("environ_update", {}).get("LC_ALL") == "C"
         if argv[1:4] == ["-j", "-d", "link"]:
             return 0, fixture(self.links[self.numvfs()]), ""

@@ -1,0 +1,88 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""CommandRunner's bound on every command: real processes through AnsibleModule.run_command."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+
+import pytest
+
+from ansible.module_utils import basic
+
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError
+from ansible_collections.roce.fabric.tests.unit.plugins.modules.utils import set_module_args
+
+
+@pytest.fixture
+def module():
+    with set_module_args(dict(command_timeout=None)):
+        yield basic.AnsibleModule(argument_spec=dict(command_timeout=dict(type="int")))
+
+
+def sleepers(duration):
+    out = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True).stdout
+    return [line for line in out.splitlines() if line.strip() == "sleep %s" % duration]
+
+
+@pytest.mark.parametrize("with_coreutils", [True, False])
+def test_a_command_that_never_ends_is_stopped_with_its_children(module, monkeypatch, with_coreutils):
+    if not with_coreutils:
+        # A target without coreutils timeout (ESXi's busybox may lack it): the runner stops the process itself.
+        real = module.get_bin_path
+        monkeypatch.setattr(module, "get_bin_path", lambda name, *a, **kw: None if name == "timeout" else real(name, *a, **kw))
+    runner = CommandRunner(module, timeout=1)
+    # Durations no other process has, so the test finds exactly its own sleepers.
+    background, foreground = ("%d.%d" % (n, os.getpid()) for n in (700 + with_coreutils, 710 + with_coreutils))
+    script = "sleep %s & exec sleep %s" % (background, foreground)
+    started = time.monotonic()
+    with pytest.raises(FabricError) as raised:
+        runner.run(["sh", "-c", script], mutating=True)
+    assert time.monotonic() - started < 8
+    assert "did not finish within 1 seconds" in str(raised.value)
+    assert "may have changed part" in str(raised.value)
+    assert raised.value.details["failure"] == "timeout"
+    assert runner.executed == runner.mutating == ["sh -c '%s'" % script]
+    time.sleep(0.3)
+    assert sleepers(foreground) == []
+    if with_coreutils:
+        # timeout(1) signals the whole process group: the background child is gone too.
+        assert sleepers(background) == []
+    else:
+        subprocess.run(["pkill", "-f", "sleep %s" % background], check=False)
+
+
+def test_a_command_that_ends_in_time_is_not_touched(module):
+    runner = CommandRunner(module, timeout=5)
+    rc, out, err = runner.run(["sh", "-c", "echo ok; exit 124"])
+    # Its own exit code 124 is not mistaken for the timeout: it ended long before.
+    assert (rc, out) == (124, "ok\n")
+
+
+def test_the_option_is_bounded(monkeypatch):
+    with set_module_args(dict(command_timeout=0)):
+        module = basic.AnsibleModule(argument_spec=dict(command_timeout=dict(type="int")))
+    failures = []
+
+    def fail_json(**kw):
+        failures.append(kw["msg"])
+        raise SystemExit(1)
+    monkeypatch.setattr(module, "fail_json", fail_json)
+    with pytest.raises(SystemExit):
+        CommandRunner(module)
+    assert failures == ["command_timeout must be 1 to 86400 seconds, not 0"]
+
+
+def test_busybox_timeout_is_not_taken_for_coreutils(module, monkeypatch, tmp_path):
+    """ESXi's and Alpine's timeout is a BusyBox applet (older ones take -t and no -k): the runner's own timer is used."""
+    busybox = tmp_path / "busybox"
+    busybox.write_text("")
+    applet = tmp_path / "timeout"
+    applet.symlink_to(busybox)
+    monkeypatch.setattr(module, "get_bin_path", lambda name, *a, **kw: str(applet) if name == "timeout" else None)
+    assert CommandRunner(module).timeout_tool() is None
+    monkeypatch.setattr(module, "get_bin_path", lambda name, *a, **kw: "/usr/bin/timeout" if name == "timeout" else None)
+    assert CommandRunner(module).timeout_tool() == "/usr/bin/timeout"
