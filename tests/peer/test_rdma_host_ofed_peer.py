@@ -1,0 +1,122 @@
+"""playbooks/host.yml installing an NVIDIA stack from a tarball on a lab VM (QEMU, Debian's kernel): the tarball is
+unpacked in a private folder that is removed afterwards, never in a shared path another user made first, and the
+openibd restart that loads the new stack (and drops every RDMA connection of the host) happens in the rolling play,
+batch by batch, and not at all on a host that the same run reboots.
+
+The lab has no NVIDIA packages. The tarball is a stand-in with the real one's layout (a top folder named after the
+release holding ``mlnxofedinstall``); its installer records how it was run and installs an ``ofed_info`` that prints
+the real ``ofed_info -s`` line (MLNX_OFED_LINUX-<version>:, the format of NVIDIA's MLNX_OFED documentation, parsed by
+module_utils/rdma/sysfs.py) and an ``/etc/init.d/openibd`` that logs each restart with the boot it happened in.
+Every state is read from the VM over SSH, outside Ansible."""
+
+import json
+import re
+import subprocess
+
+import pytest
+
+from conftest import INVENTORY, LAB, REPO
+
+VM = "node1"
+VERSION = "24.10-1.1.4.0"
+RELEASE = "MLNX_OFED_LINUX-%s-debian12.1-x86_64" % VERSION
+TARBALL = "/root/%s.tgz" % RELEASE
+RECORD = "/root/ofed-standin"
+PWNED = "/tmp/roce-fabric-pwned-ofed"
+PLANTED = "/var/tmp/%s" % RELEASE
+
+INSTALLER = r"""#!/bin/sh
+# Stand-in for MLNX_OFED's mlnxofedinstall (lab only): records how it ran, installs ofed_info and openibd.
+set -e
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p %(record)s
+echo "$here $*" >> %(record)s/installs
+stat -c '%%U %%a' "$(dirname "$here")" >> %(record)s/installs
+printf '#!/bin/sh\necho MLNX_OFED_LINUX-%(version)s:\n' > /usr/bin/ofed_info
+chmod 0755 /usr/bin/ofed_info
+printf '#!/bin/sh\necho "$1 $(cat /proc/sys/kernel/random/boot_id)" >> %(record)s/openibd\n' > /etc/init.d/openibd
+chmod 0755 /etc/init.d/openibd
+""" % dict(record=RECORD, version=VERSION)
+
+
+def vm(command, stdin=None):
+    proc = LAB.exec(VM, [command], input=stdin)
+    assert proc.returncode == 0, (command, proc.stdout, proc.stderr)
+    return proc.stdout
+
+
+def host_play(tmp_path, variables):
+    extra = tmp_path / "vars.json"
+    extra.write_text(json.dumps(variables))
+    proc = subprocess.run(["ansible-playbook", "-i", INVENTORY, "-l", VM, "playbooks/host.yml", "-e", "@%s" % extra],
+                          capture_output=True, text=True, cwd=REPO, check=False)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def ran_in(output, task):
+    """The play in which ``task`` ran (not skipped) on the VM, or None."""
+    play = None
+    for block in re.split(r"\n(?=PLAY \[|TASK \[)", output):
+        if block.startswith("PLAY ["):
+            play = block.split("]", 1)[0][6:]
+        elif block.startswith("TASK [") and task in block.split("\n", 1)[0] and re.search(r"^(changed|ok): \[%s\]" % VM, block, re.M):
+            return play
+    return None
+
+
+@pytest.fixture
+def standin(vms):
+    clean = ("rm -rf %s %s %s /root/ofed-src /usr/bin/ofed_info /etc/init.d/openibd /var/tmp/roce-fabric-ofed.*"
+             " /etc/modprobe.d/roce-fabric-ib_core.conf" % (RECORD, TARBALL, PWNED))
+    vm(clean + "; rm -rf %s" % PLANTED)
+    vm("mkdir -p /root/ofed-src/%s && cat > /root/ofed-src/%s/mlnxofedinstall && chmod 0755 /root/ofed-src/%s/mlnxofedinstall"
+       " && tar czf %s -C /root/ofed-src %s" % (RELEASE, RELEASE, RELEASE, TARBALL, RELEASE), stdin=INSTALLER)
+    # What another user could leave where the installer used to be unpacked: the release's folder, theirs and
+    # writable, holding an installer of their own.
+    vm("mkdir -m 0777 %s && printf '#!/bin/sh\\ntouch %s\\n' > %s/mlnxofedinstall && chmod 0777 %s/mlnxofedinstall"
+       " && chown -R nobody %s" % (PLANTED, PWNED, PLANTED, PLANTED, PLANTED))
+    yield VM
+    vm(clean + "; rm -rf %s; rdma system set netns shared 2>/dev/null || true" % PLANTED)
+
+
+def test_ofed_tarball_unpacked_privately_and_openibd_restarted_in_the_rolling_play(standin, tmp_path):
+    """The installer used to be unpacked into /var/tmp/<release>, which any user could have made first, and was left
+    there; openibd restarted in the first play, on every host at once."""
+    planted = vm("stat -c '%%U %%a' %s %s/mlnxofedinstall; md5sum %s/mlnxofedinstall" % (PLANTED, PLANTED, PLANTED))
+    variables = dict(rdma_host_driver="mlnx_ofed", rdma_host_ofed_version=VERSION, rdma_host_ofed_installer=TARBALL,
+                     rdma_host_netns_mode="", rdma_host_softroce_links=[], sriov_devices=[], nic_qos_interfaces=[])
+    rc, out = host_play(tmp_path, variables)
+    assert rc == 0, out[-4000:]
+    installs = vm("cat %s/installs" % RECORD).splitlines()
+    assert len(installs) == 2, installs
+    where, args = installs[0].split(" ", 1)
+    assert re.match(r"^/var/tmp/roce-fabric-ofed\.[A-Za-z0-9_]+/%s$" % re.escape(RELEASE), where), installs
+    assert args == "--force --without-fw-update" and installs[1] == "root 700", installs
+    # Nothing left behind, the planted folder untouched and its installer never run.
+    assert vm("ls -d /var/tmp/roce-fabric-ofed.* 2>/dev/null || true").strip() == ""
+    assert vm("stat -c '%%U %%a' %s %s/mlnxofedinstall; md5sum %s/mlnxofedinstall" % (PLANTED, PLANTED, PLANTED)) == planted
+    assert vm("test -e %s && echo yes || echo no" % PWNED).strip() == "no"
+    # One openibd restart, by the rolling play; the first play only recorded that the new stack waits for it.
+    restarts = vm("cat %s/openibd" % RECORD).splitlines()
+    assert [line.split()[0] for line in restarts] == ["restart"], restarts
+    assert ran_in(out, "Restart openibd to load the new NVIDIA stack") == "One rolling reboot per host for everything pending, then checks", out[-4000:]
+    assert ran_in(out, "The NVIDIA stack changed and its modules wait for openibd") == "GPU node host stack, no reboot yet"
+    assert vm("ofed_info -s").strip() == "MLNX_OFED_LINUX-%s:" % VERSION
+
+    # The stack is there: a second run installs nothing and restarts nothing.
+    rc, out = host_play(tmp_path, variables)
+    assert rc == 0, out[-4000:]
+    assert len(vm("cat %s/installs" % RECORD).splitlines()) == 2 and len(vm("cat %s/openibd" % RECORD).splitlines()) == 1
+    assert ran_in(out, "Run mlnxofedinstall") is None and ran_in(out, "Restart openibd to load the new NVIDIA stack") is None
+
+    # A new stack and a change that waits for a reboot in the same run: the one reboot loads the stack, no openibd.
+    vm("rm -f /usr/bin/ofed_info /etc/modprobe.d/roce-fabric-ib_core.conf")
+    boot = vm("cat /proc/sys/kernel/random/boot_id").strip()
+    rc, out = host_play(tmp_path, dict(variables, rdma_host_netns_mode="exclusive", rdma_host_netns_runtime=False))
+    assert rc == 0, out[-4000:]
+    assert vm("cat /proc/sys/kernel/random/boot_id").strip() != boot, "the host was not rebooted"
+    assert len(vm("cat %s/installs" % RECORD).splitlines()) == 4
+    assert len(vm("cat %s/openibd" % RECORD).splitlines()) == 1, "openibd restarted on a host that was rebooted"
+    assert ran_in(out, "Restart openibd to load the new NVIDIA stack") is None
+    assert vm("rdma system show").startswith("netns exclusive")
+    assert vm("ls -d /var/tmp/roce-fabric-ofed.* 2>/dev/null || true").strip() == ""
