@@ -253,6 +253,8 @@ def test_a_rolling_batch_of_every_host_or_an_ignored_serial_is_refused_before_an
         (["-e", "roce_reboot_serial=2"], "roce_reboot_serial=\"2\" takes 2 of the play's 2 hosts down at once"),
         (["-e", "roce_reboot_serial=100%"], "roce_reboot_serial=\"100%\" takes 2 of the play's 2 hosts down at once"),
         (["-e", "roce_reboot_serial=0"], "roce_reboot_serial must be a number of hosts (1 or more)"),
+        # Not a number at all: Ansible's own int() error stopped the run before the guard could say why.
+        (["-e", "roce_reboot_serial=abc"], 'roce_reboot_serial must be a number of hosts (1 or more), a percentage (1% to 100%) or a list of them, not "abc"'),
         (["-e", '{"roce_reboot_serial": [1, "100%"]}'], "takes 2 of the play's 2 hosts down at once"),
         (["-i", str(group_vars)], "roce_reboot_serial is 2 for these hosts, but the play takes 1 at a time"),
     ]
