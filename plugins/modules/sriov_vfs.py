@@ -107,6 +107,14 @@ pending:
   description: The adapter offers fewer VFs than asked and O(wait_for_firmware) is set; nothing was changed.
   returned: always
   type: bool
+removes_vfs:
+  description:
+    - The run changes the count of a device that has VFs. The kernel takes every VF away before it makes the new
+      count, so whatever uses one (a pod, a VM) loses it. Playbooks that roll through hosts plan with check mode and
+      leave such a change to their rolling batch.
+  returned: always
+  type: bool
+  sample: true
 vfs:
   description: Every VF's settings after the run, by index (predicted in check mode).
   returned: always
@@ -145,7 +153,7 @@ def converge(run, params):
     total = port.read_count("sriov_totalvfs")
     current = port.read_count("sriov_numvfs")
     count = params["num_vfs"]
-    run.update(total_vfs=total, pending=False, num_vfs=dict(before=current, after=current))
+    run.update(total_vfs=total, pending=False, removes_vfs=False, num_vfs=dict(before=current, after=current))
     if count > total:
         if params["wait_for_firmware"]:
             run.update(pending=True, vfs=dict((str(i), v) for i, v in sorted(sriov.parse_vfs(port.link_json()).items())))
@@ -157,7 +165,7 @@ def converge(run, params):
         path = port.count_path("sriov_numvfs")
         for step in ([0] if current else []) + ([count] if count else []):
             run.mutate("write %s: %d" % (path, step), lambda step=step: port.write_count(step))
-        run.update(num_vfs=dict(before=current, after=count))
+        run.update(num_vfs=dict(before=current, after=count), removes_vfs=current > 0)
 
     # VFs that were just created (or would be, in check mode) start with the driver's defaults.
     have = sriov.parse_vfs(port.link_json()) if not (run.check_mode and count != current) else {}

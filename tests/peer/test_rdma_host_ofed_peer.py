@@ -1,7 +1,8 @@
 """playbooks/host.yml installing an NVIDIA stack from a tarball on a lab VM (QEMU, Debian's kernel): the tarball is
-unpacked in a private folder that is removed afterwards, never in a shared path another user made first, and the
-openibd restart that loads the new stack (and drops every RDMA connection of the host) happens in the rolling play,
-batch by batch, and not at all on a host that the same run reboots.
+unpacked in a private folder that is removed afterwards, never in a shared path another user made first. What takes
+a host's RDMA or VFs away happens in the rolling play, batch by batch: the openibd restart that loads the new stack
+(and drops every RDMA connection of the host), not at all on a host that the same run reboots, and a VF count change
+on a device that has VFs (the kernel takes them all away first), on the VM's real SR-IOV igb NIC.
 
 The lab has no NVIDIA packages. The tarball is a stand-in with the real one's layout (a top folder named after the
 release holding ``mlnxofedinstall``); its installer records how it was run and installs an ``ofed_info`` that prints
@@ -24,6 +25,9 @@ TARBALL = "/root/%s.tgz" % RELEASE
 RECORD = "/root/ofed-standin"
 PWNED = "/tmp/roce-fabric-pwned-ofed"
 PLANTED = "/var/tmp/%s" % RELEASE
+NUMVFS = "/sys/class/net/enp2s0/device/sriov_numvfs"
+FIRST = "GPU node host stack, no reboot yet"
+ROLLING = "One rolling reboot per host for everything pending, then checks"
 
 INSTALLER = r"""#!/bin/sh
 # Stand-in for MLNX_OFED's mlnxofedinstall (lab only): records how it ran, installs ofed_info and openibd.
@@ -53,13 +57,13 @@ def host_play(tmp_path, variables):
     return proc.returncode, proc.stdout + proc.stderr
 
 
-def ran_in(output, task):
-    """The play in which ``task`` ran (not skipped) on the VM, or None."""
+def ran_in(output, task, status="changed|ok"):
+    """The first play in which ``task`` ended with ``status`` (a regex; ran, not skipped) on the VM, or None."""
     play = None
     for block in re.split(r"\n(?=PLAY \[|TASK \[)", output):
         if block.startswith("PLAY ["):
             play = block.split("]", 1)[0][6:]
-        elif block.startswith("TASK [") and task in block.split("\n", 1)[0] and re.search(r"^(changed|ok): \[%s\]" % VM, block, re.M):
+        elif block.startswith("TASK [") and task in block.split("\n", 1)[0] and re.search(r"^(%s): \[%s\]" % (status, VM), block, re.M):
             return play
     return None
 
@@ -79,14 +83,19 @@ def standin(vms):
     vm(clean + "; rm -rf %s; rdma system set netns shared 2>/dev/null || true" % PLANTED)
 
 
-def test_ofed_tarball_unpacked_privately_and_openibd_restarted_in_the_rolling_play(standin, tmp_path):
+def test_ofed_unpacked_privately_and_openibd_and_vf_removal_wait_for_the_rolling_play(standin, tmp_path):
     """The installer used to be unpacked into /var/tmp/<release>, which any user could have made first, and was left
-    there; openibd restarted in the first play, on every host at once."""
+    there; openibd restarted in the first play, and a VF count change went through 0 there, on every host at once."""
     planted = vm("stat -c '%%U %%a' %s %s/mlnxofedinstall; md5sum %s/mlnxofedinstall" % (PLANTED, PLANTED, PLANTED))
+    # The lab's sriov_devices want 2 VFs on enp2s0; the VM has 1, so the change takes the VF that exists away.
+    vm("echo 0 > %s && echo 1 > %s" % (NUMVFS, NUMVFS))
     variables = dict(rdma_host_driver="mlnx_ofed", rdma_host_ofed_version=VERSION, rdma_host_ofed_installer=TARBALL,
-                     rdma_host_netns_mode="", rdma_host_softroce_links=[], sriov_devices=[], nic_qos_interfaces=[])
+                     rdma_host_netns_mode="", rdma_host_softroce_links=[], nic_qos_interfaces=[])
     rc, out = host_play(tmp_path, variables)
     assert rc == 0, out[-4000:]
+    assert vm("cat %s" % NUMVFS).strip() == "2"
+    assert ran_in(out, "Plan the virtual functions (check mode)") == FIRST
+    assert ran_in(out, "Virtual functions in the kernel", "changed") == ROLLING, out[-4000:]
     installs = vm("cat %s/installs" % RECORD).splitlines()
     assert len(installs) == 2, installs
     where, args = installs[0].split(" ", 1)
@@ -99,8 +108,8 @@ def test_ofed_tarball_unpacked_privately_and_openibd_restarted_in_the_rolling_pl
     # One openibd restart, by the rolling play; the first play only recorded that the new stack waits for it.
     restarts = vm("cat %s/openibd" % RECORD).splitlines()
     assert [line.split()[0] for line in restarts] == ["restart"], restarts
-    assert ran_in(out, "Restart openibd to load the new NVIDIA stack") == "One rolling reboot per host for everything pending, then checks", out[-4000:]
-    assert ran_in(out, "The NVIDIA stack changed and its modules wait for openibd") == "GPU node host stack, no reboot yet"
+    assert ran_in(out, "Restart openibd to load the new NVIDIA stack") == ROLLING, out[-4000:]
+    assert ran_in(out, "The NVIDIA stack changed and its modules wait for openibd") == FIRST
     assert vm("ofed_info -s").strip() == "MLNX_OFED_LINUX-%s:" % VERSION
 
     # The stack is there: a second run installs nothing and restarts nothing.
@@ -108,6 +117,7 @@ def test_ofed_tarball_unpacked_privately_and_openibd_restarted_in_the_rolling_pl
     assert rc == 0, out[-4000:]
     assert len(vm("cat %s/installs" % RECORD).splitlines()) == 2 and len(vm("cat %s/openibd" % RECORD).splitlines()) == 1
     assert ran_in(out, "Run mlnxofedinstall") is None and ran_in(out, "Restart openibd to load the new NVIDIA stack") is None
+    assert ran_in(out, "Virtual functions in the kernel", "changed") is None and vm("cat %s" % NUMVFS).strip() == "2"
 
     # A new stack and a change that waits for a reboot in the same run: the one reboot loads the stack, no openibd.
     vm("rm -f /usr/bin/ofed_info /etc/modprobe.d/roce-fabric-ib_core.conf")

@@ -100,6 +100,7 @@ def test_vfs_created_then_settings_of_vf0(kernel):
                                  "spoofchk", "off", "vlan", "10"]]
     assert result["commands"][0].endswith("/class/net/enp2s0/device/sriov_numvfs: 2")
     assert result["num_vfs"] == dict(before=0, after=2) and result["total_vfs"] == 7
+    assert result["removes_vfs"] is False, "a first count takes no VF away"
     assert result["diff"]["before"]["num_vfs"] == 0 and result["diff"]["after"]["vfs"]["0"]["vlan"] == 10
 
 
@@ -118,6 +119,16 @@ def test_changed_count_goes_through_zero(tmp_path, monkeypatch):
     install(monkeypatch, tmp_path, fake)
     result = run(dict(num_vfs=4))
     assert fake.count_writes == [0, 4] and result["changed"] is True and len(result["commands"]) == 2
+    assert result["removes_vfs"] is True
+
+
+def test_check_mode_says_a_count_change_removes_the_vfs(tmp_path, monkeypatch):
+    """What a rolling playbook plans with: a count change on a device with VFs is named before anything happens."""
+    fake = FakeKernel(tmp_path, current=2, links={2: "ip_link_igb_2vfs.json"})
+    install(monkeypatch, tmp_path, fake)
+    result = run(dict(num_vfs=1), check_mode=True)
+    assert result["changed"] is True and result["removes_vfs"] is True and fake.count_writes == []
+    assert run(dict(num_vfs=2), check_mode=True)["removes_vfs"] is False
 
 
 def test_check_mode_writes_nothing_and_names_every_change(kernel):
@@ -153,7 +164,7 @@ def test_bad_input_changes_nothing(kernel, args, message):
 def test_waiting_for_the_firmware_changes_nothing(kernel):
     result = run(dict(num_vfs=8, wait_for_firmware=True))
     assert result["failed"] is False and result["pending"] is True and result["changed"] is False
-    assert kernel.count_writes == [] and kernel.set_calls == []
+    assert kernel.count_writes == [] and kernel.set_calls == [] and result["removes_vfs"] is False
 
 
 def test_no_sriov_capability(tmp_path, monkeypatch):
