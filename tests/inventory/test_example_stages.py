@@ -52,16 +52,25 @@ def name(inventory):
     return os.path.basename(inventory)
 
 
+class Plays(dict):
+    """{play name: {"hosts": [...], "tasks": [...]}}; ``sequence``: every play's name in order, repeats included."""
+
+    def __init__(self):
+        super(Plays, self).__init__()
+        self.sequence = []
+
+
 def list_plays(inventory):
-    """{play name: {"hosts": [...], "tasks": [...]}} as ansible-playbook lists them for roce.yml."""
+    """{play name: {"hosts": [...], "tasks": [...]}} as ansible-playbook lists them for roce.yml (a Plays)."""
     proc = subprocess.run(["ansible-playbook", "-i", inventory, os.path.join(REPO, "playbooks", "roce.yml"),
                            "--list-hosts", "--list-tasks"], capture_output=True, text=True, cwd=REPO, check=False)
     assert proc.returncode == 0, proc.stderr
-    plays, play, section = {}, None, None
+    plays, play, section = Plays(), None, None
     for line in proc.stdout.splitlines():
         match = PLAY_RE.match(line)
         if match:
             play = plays.setdefault(match.group("name"), {"hosts": [], "tasks": []})
+            plays.sequence.append(match.group("name"))
             section = None
         elif play is None or not line.strip():
             continue
@@ -129,15 +138,17 @@ def test_gpu_nodes_get_the_whole_host_stack(shipped):
 
 
 def test_no_inventory_sets_a_play_keyword_ansible_cannot_read_there(shipped):
-    """roce_reboot_serial sets the rolling plays' serial, which Ansible evaluates before inventory variables: a value in
+    """roce_reboot_serial and roce_switch_serial set the rolling plays' serial, which Ansible evaluates before inventory variables: a value in
     group_vars or host_vars is not used (and the playbooks refuse it), so a shipped inventory must not carry one.
     The rolling plays check their batch first (playbooks/batch_guard.yml)."""
     inventory, plays, _groups, hostvars = shipped
-    assert [h for h, v in hostvars.items() if "roce_reboot_serial" in v] == [], name(inventory)
-    names = list(plays)
-    for stage in ("host", "reboot"):
-        guard = names.index("Check the rolling batch before anything changes")
-        assert guard < names.index(dict((s, p) for s, p, _roles in STAGES)[stage]), names
+    for keyword in ("roce_reboot_serial", "roce_switch_serial"):
+        assert [h for h, v in hostvars.items() if keyword in v] == [], (name(inventory), keyword)
+    # Each playbook that takes hosts batch by batch starts with the guard: the switches' and the GPU nodes'.
+    names = plays.sequence
+    for stage in ("switch", "host"):
+        first = names.index(dict((s, p) for s, p, _roles in STAGES)[stage])
+        assert names[first - 1] == "Check the rolling batch before anything changes", (stage, names)
 
 
 def test_firmware_vfs_are_made_in_the_kernel(shipped):

@@ -193,3 +193,37 @@ def test_switch_not_in_known_hosts_is_refused(sw1, tmp_path):
     assert result.get("failed") is True and result["failure"] == "host_key", result
     assert "is not in ~/.ssh/known_hosts or %s" % empty in result["msg"] and "ssh-keyscan" in result["msg"], result["msg"]
     assert sw1.state()["auth_attempts"] == before["auth_attempts"]
+
+
+def test_switch_playbook_takes_one_switch_at_a_time_and_refuses_all_at_once(sw1, sw2, tmp_path):
+    """Issue 15 (11): switch.yml had no serial, so every switch of the fabric was changed at once and a change that
+    failed on one was made on all. Now roce_switch_serial switches at a time (default 1), checked before anything is
+    sent: a batch of every switch, or a value in group_vars that the play keyword cannot read, is refused."""
+    site = tmp_path / "site.yml"
+    cases = [
+        (["-e", "roce_switch_serial=2"], "roce_switch_serial=\"2\" takes 2 of the play's 2 hosts down at once"),
+        (["-e", "roce_switch_serial=100%"], "roce_switch_serial=\"100%\" takes 2 of the play's 2 hosts down at once"),
+        (["-e", "roce_switch_serial=0"], "roce_switch_serial must be a number of hosts (1 or more)"),
+    ]
+    for args, message in cases:
+        proc = subprocess.run(["ansible-playbook", "-i", INVENTORY, "playbooks/switch.yml"] + args, capture_output=True,
+                              text=True, cwd=REPO, check=False)
+        out = proc.stdout
+        assert proc.returncode != 0 and message in out and "Nothing was changed." in out, (args, out[-3000:])
+        assert "PLAY [RoCE on NVIDIA Onyx switches]" not in out, out[-3000:]
+    # A group_vars value alone: Ansible would take batches of 1 and say nothing; the guard names it.
+    site.write_text("all:\n  children:\n    roce_switches:\n      vars:\n        roce_switch_serial: 2\n")
+    proc = subprocess.run(["ansible-playbook", "-i", INVENTORY, "-i", str(site), "playbooks/switch.yml"], capture_output=True,
+                          text=True, cwd=REPO, check=False)
+    assert proc.returncode != 0 and "roce_switch_serial is 2 for these hosts, but the play takes 1 at a time" in proc.stdout
+    assert sw1.config_lines() == [] and sw2.config_lines() == []
+
+    # The default: one switch, then the other; each batch is a play of its own, and sw1 is done before sw2 starts.
+    proc = subprocess.run(["ansible-playbook", "-i", INVENTORY, "playbooks/switch.yml"], capture_output=True, text=True,
+                          cwd=REPO, check=False)
+    out = proc.stdout
+    assert proc.returncode == 0, out[-3000:]
+    batches = out.split("PLAY [RoCE on NVIDIA Onyx switches]")[1:]
+    assert len(batches) == 2, out[-3000:]
+    assert "[sw1]" in batches[0] and "[sw2]" not in batches[0] and "[sw2]" in batches[1] and "[sw1]" not in batches[1]
+    assert sw1.config_lines() and sw2.config_lines()
