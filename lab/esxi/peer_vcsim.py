@@ -148,11 +148,16 @@ class Vcsim(ProcessPeer):
         reset_calls(self.port)
 
     def fault(self, **faults):
-        """``reboot_hang=<ESXi host>``: that host never comes back from a reboot (``reboot_hang_off`` undoes it)."""
+        """``reboot_hang=<ESXi host>``: that host never comes back from a reboot (``reboot_hang_off`` undoes it).
+        ``reboot_required_stuck=<ESXi host>``: its summary.rebootRequired stays set whatever its boot options say and
+        across reboots, as a staged update that waits for a reboot of its own holds it."""
         if "reboot_hang" in faults:
             set_reboot_hang(self.port, faults["reboot_hang"], True)
         if "reboot_hang_off" in faults:
             set_reboot_hang(self.port, faults["reboot_hang_off"], False)
+        if "reboot_required_stuck" in faults:
+            _http(self.port, "/roce/reboot_required?host=%s&on=1" % urllib.request.quote(faults["reboot_required_stuck"]),
+                  method="POST")
 
     def start(self, keep_state=False):
         binary = build()

@@ -324,10 +324,14 @@ def test_vmx_passthru_bad_input_changes_nothing(vc, args, message):
 
 # --- the esxi_ats role (playbooks/esxi_ats.yml) ----------------------------------------------------
 
+# The role's reboot records (esxi_ats_record_dir) of these tests, apart from the user's own.
+RECORDS = os.path.join(os.environ.get("TMPDIR", "/tmp"), "roce-fabric-test-esxi-ats-records-%d" % os.getpid())
+
+
 def playbook(extra_vars=None, check=False):
     import subprocess
     argv = ["ansible-playbook", "-i", INVENTORY, os.path.join(REPO, "playbooks", "esxi_ats.yml"),
-            "-e", json.dumps(extra_vars or {})]
+            "-e", json.dumps(dict(dict(esxi_ats_record_dir=RECORDS), **(extra_vars or {})))]
     if check:
         argv.append("--check")
     return subprocess.run(argv, capture_output=True, text=True, cwd=REPO, check=False)
@@ -430,3 +434,42 @@ def test_vsphere_peer_that_never_answers_fails_at_the_timeout(silent_peer, name,
     assert result.get("failed") and "did not answer within 2 seconds" in result["msg"], result.get("msg")
     assert result["failure"] == "timeout" and elapsed < 30, elapsed
     assert "vc1-Lab-secret" not in json.dumps(result)
+
+
+def test_role_a_reboot_flag_that_is_not_ours_reboots_once_not_every_run(vc, tmp_path):
+    """Issue 15 (10): summary.rebootRequired held by something else (a staged update) made esxi_ats reboot the host,
+    then fail its check with the host left in maintenance mode, and do the same on every run. Now the role keeps a
+    record of its reboots: it does not reboot for a flag its own reboot left set, and without a record it reboots once
+    (it cannot tell whose the flag is), puts the host back in service and reports the flag."""
+    def run(record):
+        proc = playbook(dict(esxi_ats_power_off_vms=True, esxi_ats_record_dir=str(tmp_path / record)))
+        assert proc.returncode == 0, proc.stdout[-3000:]
+        return proc.stdout
+
+    run("first")
+    a = vc.host("esx-a.lab")
+    assert a["reboots"] == 1 and a["runtime"]["VMkernel.Boot.atsSupport"] is True and not a["reboot_required"]
+    saved = json.loads((tmp_path / "first" / "esx-a.lab.json").read_text())
+    assert saved["settings"] == {"atsSupport": True} and saved["boot_time"], saved
+    assert oct((tmp_path / "first" / "esx-a.lab.json").stat().st_mode & 0o777) == "0o600"
+    # A staged update now holds esx-a's flag set; its settings are active.
+    LAB.fault(vc.name, reboot_required_stuck="esx-a.lab")
+    assert vc.host("esx-a.lab")["reboot_required"] is True
+    # The role rebooted esx-a for these settings and it has not booted since: the flag is not for them.
+    vc.reset_calls()
+    out = run("first")
+    assert "Not rebooting again" in out and "changed=0" in out, out[-3000:]
+    assert vc.host("esx-a.lab")["reboots"] == 1 and mutations(vc) == {}
+    # No record (settings made by hand, or records lost): one reboot, the host back in service, the flag reported.
+    out = run("second")
+    a = vc.host("esx-a.lab")
+    assert a["reboots"] == 2 and not a["maintenance_mode"] and a["connection_state"] == "connected", a
+    assert "esx-a.lab came back with its kernel settings active, and vSphere still says it needs a reboot" in out
+    assert vc.vm("gpuvm-a1")["power_state"] == "poweredOn"
+    # And not again.
+    vc.reset_calls()
+    out = run("second")
+    assert "Not rebooting again" in out and "changed=0" in out, out[-3000:]
+    a, b = vc.host("esx-a.lab"), vc.host("esx-b.lab")
+    assert a["reboots"] == 2 and b["reboots"] == 1 and not a["maintenance_mode"] and a["reboot_required"] is True
+    assert mutations(vc) == {}

@@ -7,6 +7,7 @@
 //	GET  /roce/state              hosts (Configured/Runtime boot settings, maintenance, reboots) and VMs
 //	POST /roce/calls/reset        zero the per-method SOAP call counters (in /roce/state "calls")
 //	POST /roce/hang?host=H&on=1   make host H's next reboot never come back
+//	POST /roce/reboot_required?host=H&on=1   hold H's summary.rebootRequired set, across reboots (a staged update)
 package main
 
 import (
@@ -259,6 +260,11 @@ func (c *counter) wrap(next http.Handler) http.Handler {
 			c.mu.Lock()
 			c.calls = map[string]int{}
 			c.mu.Unlock()
+			return
+		case "/roce/reboot_required":
+			if !simulator.Roce.RoceSetStickyRebootRequired(r.URL.Query().Get("host"), r.URL.Query().Get("on") == "1") {
+				http.Error(w, "no such host", 404)
+			}
 			return
 		case "/roce/hang":
 			if !simulator.Roce.RoceSetHang(r.URL.Query().Get("host"), r.URL.Query().Get("on") == "1") {

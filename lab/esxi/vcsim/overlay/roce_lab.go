@@ -39,6 +39,7 @@ type RoceLab struct {
 	runtime       map[string]map[string]interface{} // host moid -> boot option -> runtime value
 	reboots       map[string]int
 	hang          map[string]bool
+	sticky        map[string]bool               // host moid -> summary.rebootRequired held set (a staged update)
 	options       map[string]*RoceOptionManager // host moid -> its option manager
 	reboots_log   []map[string]interface{}      // every reboot: host, started, back (RFC 3339, back empty while down)
 }
@@ -49,6 +50,7 @@ var Roce = &RoceLab{
 	runtime:       map[string]map[string]interface{}{},
 	reboots:       map[string]int{},
 	hang:          map[string]bool{},
+	sticky:        map[string]bool{},
 	options:       map[string]*RoceOptionManager{},
 }
 
@@ -223,7 +225,7 @@ func (l *RoceLab) refreshRebootRequired(h *HostSystem) {
 			pending = true
 		}
 	}
-	h.Summary.RebootRequired = pending
+	h.Summary.RebootRequired = pending || l.sticky[h.Self.Value]
 }
 
 func (l *RoceLab) boot(h *HostSystem) {
@@ -309,6 +311,22 @@ func (l *RoceLab) RoceSetHang(name string, hang bool) bool {
 			l.mu.Lock()
 			l.hang[h.Self.Value] = hang
 			l.mu.Unlock()
+			return true
+		}
+	}
+	return false
+}
+
+// RoceSetStickyRebootRequired holds a host's summary.rebootRequired set whatever its boot options say, across
+// reboots: what a staged update that waits for a reboot of its own looks like through the API (a fault for tests).
+func (l *RoceLab) RoceSetStickyRebootRequired(name string, on bool) bool {
+	for _, e := range Map.All("HostSystem") {
+		h := e.(*HostSystem)
+		if h.Name == name {
+			l.mu.Lock()
+			l.sticky[h.Self.Value] = on
+			l.mu.Unlock()
+			Map.WithLock(h, func() { l.refreshRebootRequired(h) })
 			return true
 		}
 	}
