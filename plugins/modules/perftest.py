@@ -323,6 +323,16 @@ def record(result, params, output, rc):
         result["summary"] = summary
 
 
+def run_bounded(module, runner, argv, result):
+    """``runner.run(argv)``; a run stopped at its bound ends the module with cause ``timeout``."""
+    try:
+        return runner.run(argv)
+    except FabricError as exc:
+        result.update(passed=False, cause="timeout", msg=str(exc))
+        finish(module, result)
+        return None
+
+
 def main():
     module = AnsibleModule(
         argument_spec=dict(
@@ -430,11 +440,8 @@ def main():
         script = ('exec > /dev/null 2>&1 < /dev/null; echo $$ > "$1"; out=$2; shift 2; '
                   '"$@" > "$out" 2>&1; echo $? > "$out.rc"')
         full = wrap(module, params, argv, params["timeout"] + params["start_timeout"])
-        try:
-            rc, out, err = runner.run([setsid, "-f", sh, "-c", script, "perftest-server", pid_path, out_file] + full)
-        except FabricError as exc:
-            result.update(passed=False, cause="timeout", msg=str(exc))
-            finish(module, result)
+        rc, out, err = run_bounded(module, runner, [setsid, "-f", sh, "-c", script, "perftest-server", pid_path, out_file] + full,
+                                   result)
         deadline = time.time() + params["start_timeout"]
         pid = None
         while time.time() < deadline and pid is None:
@@ -469,11 +476,7 @@ def main():
 
     if params["mode"] == "client":
         full = wrap(module, params, argv, params["timeout"])
-        try:
-            rc, out, err = runner.run(full)
-        except FabricError as exc:
-            result.update(passed=False, cause="timeout", msg=str(exc))
-            finish(module, result)
+        rc, out, err = run_bounded(module, runner, full, result)
         record(result, params, out + (err or ""), rc)
         finish(module, result)
 
