@@ -303,34 +303,40 @@ func (h *HostSystem) ShutdownHostTask(req *types.ShutdownHost_Task) soap.HasFaul
 	return &methods.ShutdownHost_TaskBody{Res: &types.ShutdownHost_TaskResponse{Returnval: task.Run()}}
 }
 
-// RoceSetHang makes a host's next reboot never come back (a fault for tests).
-func (l *RoceLab) RoceSetHang(name string, hang bool) bool {
+// roceHost is the host of that name, or nil.
+func roceHost(name string) *HostSystem {
 	for _, e := range Map.All("HostSystem") {
-		h := e.(*HostSystem)
-		if h.Name == name {
-			l.mu.Lock()
-			l.hang[h.Self.Value] = hang
-			l.mu.Unlock()
-			return true
+		if h := e.(*HostSystem); h.Name == name {
+			return h
 		}
 	}
-	return false
+	return nil
+}
+
+// RoceSetHang makes a host's next reboot never come back (a fault for tests).
+func (l *RoceLab) RoceSetHang(name string, hang bool) bool {
+	h := roceHost(name)
+	if h == nil {
+		return false
+	}
+	l.mu.Lock()
+	l.hang[h.Self.Value] = hang
+	l.mu.Unlock()
+	return true
 }
 
 // RoceSetStickyRebootRequired holds a host's summary.rebootRequired set whatever its boot options say, across
 // reboots: what a staged update that waits for a reboot of its own looks like through the API (a fault for tests).
 func (l *RoceLab) RoceSetStickyRebootRequired(name string, on bool) bool {
-	for _, e := range Map.All("HostSystem") {
-		h := e.(*HostSystem)
-		if h.Name == name {
-			l.mu.Lock()
-			l.sticky[h.Self.Value] = on
-			l.mu.Unlock()
-			Map.WithLock(h, func() { l.refreshRebootRequired(h) })
-			return true
-		}
+	h := roceHost(name)
+	if h == nil {
+		return false
 	}
-	return false
+	l.mu.Lock()
+	l.sticky[h.Self.Value] = on
+	l.mu.Unlock()
+	Map.WithLock(h, func() { l.refreshRebootRequired(h) })
+	return true
 }
 
 // RoceState is the lab's view of every host and VM, for tests that read state from outside.
