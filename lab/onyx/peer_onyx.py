@@ -35,7 +35,7 @@ class OnyxSwitch(ProcessPeer):
         self.state_file = os.path.join(self.dir, "state.json")
 
     def describe(self):
-        return "%s:%d, Onyx %s, %d ports" % (self.address, self.port, self.version, self.ports)
+        return "%s:%d, Onyx %s, %d ports" % (self.address, self.port, self.release(), self.ports)
 
     def running(self):
         return self.pid() is not None and ssh_banner(self.address, self.port)
@@ -72,9 +72,29 @@ class OnyxSwitch(ProcessPeer):
         with open(path) as handle:
             return self.host_entry() in (line.strip() for line in handle)
 
+    def release(self):
+        """The Onyx release this switch runs: its inventory's, unless ``admin release`` set another one."""
+        if os.path.exists(self.path("release")):
+            with open(self.path("release")) as handle:
+                return handle.read().strip()
+        return self.version
+
+    def stop(self):
+        """Stop the simulator; the next start is on the inventory's release again."""
+        super(OnyxSwitch, self).stop()
+        if os.path.exists(self.path("release")):
+            os.unlink(self.path("release"))
+
     def admin(self, *args):
         """``rekey``: restart with a new host key and leave known_hosts as it was (a switch impersonated, or
-        replaced); ``pin``: trust the current key again."""
+        replaced); ``pin``: trust the current key again; ``release X.Y.Z``: restart in factory state on another
+        Onyx release (same host key) until it is stopped or reset."""
+        if len(args) == 2 and args[0] == "release":
+            self.stop()
+            with open(self.path("release"), "w") as handle:
+                handle.write(args[1])
+            self.start()
+            return self.release()
         if args == ("rekey",):
             self.stop()
             os.unlink(self.path("host_key"))
@@ -83,7 +103,7 @@ class OnyxSwitch(ProcessPeer):
         if args == ("pin",):
             self.pin()
             return self.host_entry()
-        raise SystemExit("lab: %s: admin takes rekey or pin, not %s" % (self.name, " ".join(args)))
+        raise SystemExit("lab: %s: admin takes rekey, pin or release X.Y.Z, not %s" % (self.name, " ".join(args)))
 
     def start(self, keep_state=False, pin=True):
         os.makedirs(self.dir, exist_ok=True)
@@ -91,7 +111,7 @@ class OnyxSwitch(ProcessPeer):
             os.unlink(self.state_file)
         argv = [sys.executable, ONYXSIM, "--listen", self.address, "--port", str(self.port),
                 "--username", self.vars.get("ansible_user", "admin"), "--password", self.vars.get("ansible_password", "admin"),
-                "--state-file", self.state_file, "--hostname", self.name, "--version", self.version, "--ports", str(self.ports),
+                "--state-file", self.state_file, "--hostname", self.name, "--version", self.release(), "--ports", str(self.ports),
                 "--host-key", os.path.join(self.dir, "host_key")]
         self.spawn(argv, "onyxsim.log", lambda: ssh_banner(self.address, self.port), "the switch simulator %s" % self.name)
         if pin and not self.pinned():

@@ -152,6 +152,21 @@ options:
     description: Write the running configuration to the saved one (C(configuration write)) after a change.
     type: bool
     default: false
+  allow_link_toggle:
+    description:
+      - V(false) refuses a change that would take links down and up (a RoCE mode or MTU change), naming the ports and
+        the commands, before anything is sent. The check is made in the same session that would send the change, so
+        nothing can change in between.
+    type: bool
+    default: true
+  record_dir:
+    description:
+      - Folder on the controller for the record of ports this module shut down only to change their MTU (releases
+        before 3.6), one file per switch, mode 0600 in a 0700 folder. The ports are recorded before they are shut
+        and removed once they are up again; when a run fails in between, the next run brings them back up.
+      - An empty string keeps no record (a port left down by a dropped session then stays down).
+    type: path
+    default: ~/.local/state/roce-fabric/onyx
   state:
     description:
       - V(merged) configures the switch.
@@ -161,8 +176,10 @@ options:
     default: merged
 notes:
   - Bad input (port names, overlapping ranges, VLAN, MTU, thresholds, modes) fails before any connection.
-  - "Releases before 3.6 take MTU changes only on a port that is shut down; the module shuts it down around the
-    change and brings it back up unless it was already down."
+  - "Releases before 3.6 take MTU changes only on a port that is shut down: the module shuts down the ports that are
+    up, changes the MTU and brings those ports back up; a port that was already down stays down. When a command is
+    refused in between, the module brings the ports back up in the same session before it fails; when the session
+    drops, the ports stay in O(record_dir) and the next run brings them back up (see RV(restored_ports))."
 seealso:
   - name: NVIDIA Onyx RoCE commands
     description: The RoCE mode commands and what each mode configures.
@@ -255,6 +272,19 @@ saved:
   description: Whether C(configuration write) was run.
   returned: always
   type: bool
+restored_ports:
+  description:
+    - Ports shut down for an MTU change (releases before 3.6) that the task brought (or, in check mode, would bring)
+      back up, from an earlier run's record or after a refused command of this one.
+  returned: when state is merged
+  type: list
+  elements: str
+  sample: ["1/1", "1/2"]
+held_down_ports:
+  description: Ports shut down for an MTU change that are still down and recorded in O(record_dir) for the next run.
+  returned: when state is merged
+  type: list
+  elements: str
 logins:
   description: SSH logins the task made (one per task).
   returned: when state is merged
@@ -269,6 +299,7 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError, ModuleRun
 from ansible_collections.roce.fabric.plugins.module_utils.onyx import parsers, state
+from ansible_collections.roce.fabric.plugins.module_utils.onyx.held_down import HeldDown
 from ansible_collections.roce.fabric.plugins.module_utils.onyx.transport import (
     NETMIKO_IMPORT_ERROR,
     OnyxSession,
@@ -301,6 +332,8 @@ def argument_spec():
             priorities=dict(type="list", elements="int"),
         )),
         save=dict(type="bool", default=False),
+        allow_link_toggle=dict(type="bool", default=True),
+        record_dir=dict(type="path", default="~/.local/state/roce-fabric/onyx"),
         state=dict(type="str", default="merged", choices=["merged", "rendered"]),
     )
     return spec
@@ -315,6 +348,8 @@ def converge(run, params, want):
     session = OnyxSession(params["host"], params["port"], params["username"], params["password"], params["ssh_key_file"],
                           params["timeout"], host_key_checking=params["host_key_checking"],
                           known_hosts_file=params["known_hosts_file"])
+    record = HeldDown(params["record_dir"], params["host"], params["port"])
+    held = record.load()
     try:
         session.open()
         release, have, roce_mode, existing = state.read_switch(session)
@@ -322,26 +357,72 @@ def converge(run, params, want):
             state.check_ports_exist(want, existing)
         except parsers.OnyxInputError as exc:
             raise invalid(exc)
-        planned = state.plan(want, have, release, roce_mode=roce_mode)
+        planned = state.plan(want, have, release, roce_mode=roce_mode, held_down=held)
         commands = planned["commands"]
-        run.update(commands=commands, toggles_ports=bool(planned["toggles"]), toggled_ports=planned["toggles"], release=release)
+        run.update(commands=commands, toggles_ports=bool(planned["toggles"]), toggled_ports=planned["toggles"], release=release,
+                   restored_ports=planned["restores"], held_down_ports=[])
         run.set_diff(planned["diff"]["before"], planned["diff"]["after"])
+        if planned["toggles"] and not params["allow_link_toggle"]:
+            raise FabricError("The change would take links down and up on %s (%s); nothing was sent. Allow it "
+                              "(allow_link_toggle, onyx_switch_allow_link_toggle) in a maintenance window."
+                              % (", ".join(planned["toggles"]), "; ".join(commands)), commands=commands)
         run.changed(bool(commands))
-        if commands and not run.check_mode:
+        if run.check_mode:
+            return
+        pending = parsers.sort_ports(set(held) | set(planned["shut_for_mtu"]))
+        if planned["shut_for_mtu"]:
+            record.save(pending)  # before a port goes down, so that a dropped session leaves a trace
+        if commands:
             applied, failed, error = session.configure(commands)
             run.update(applied=applied, not_applied=commands[len(applied):], changed=bool(applied))
             if failed:
+                restored, left = bring_back_up(session, want, pending)
+                record.save(left)
+                run.update(restored_ports=restored, held_down_ports=left, changed=bool(applied or restored))
                 raise FabricError(
-                    "The switch refused '%s' (%s). Applied %d of %d commands; not applied: %s. Running the task again converges."
-                    % (failed, error, len(applied), len(commands), "; ".join(commands[len(applied):])),
+                    "The switch refused '%s' (%s). Applied %d of %d commands; not applied: %s. %sRunning the task again converges."
+                    % (failed, error, len(applied), len(commands), "; ".join(commands[len(applied):]), held_message(restored, left)),
                     logins=session.logins,
                 )
-        if params["save"] and run.result["changed"] and not run.check_mode:
+        record.save([])
+        if params["save"] and run.result["changed"]:
             session.save()
             run.update(saved=True)
     finally:
         session.close()
         run.update(logins=session.logins)
+
+
+def bring_back_up(session, want, pending):
+    """After a failed apply: ``no shutdown`` for the ports of ``pending`` (shut for an MTU change) that are still
+    down and not wanted down. Returns ``(restored, still held down)``; a dead session restores nothing."""
+    if not pending:
+        return [], []
+    try:
+        have = parsers.parse_running_config(session.show("show running-config"))
+    except FabricError:
+        return [], pending
+    keep_down = set(p for p, entry in want["ports"].items() if entry.get("shutdown") is True)
+    down = [p for p in state.still_down(have, pending) if p not in keep_down]
+    if not down:
+        return [], []
+    commands = ["interface ethernet %s no shutdown" % spec for spec in parsers.compress_ports(down)]
+    try:
+        applied, failed, _error = session.configure(commands)
+    except FabricError:
+        return [], down
+    if failed:
+        return [], down
+    return down, []
+
+
+def held_message(restored, left):
+    text = ""
+    if restored:
+        text += "The ports shut down for the MTU change were brought back up: %s. " % ", ".join(restored)
+    if left:
+        text += "The ports %s were shut down for the MTU change and are still down; running the task again brings them up. " % ", ".join(left)
+    return text
 
 
 def main():

@@ -120,6 +120,72 @@ def test_connection_dropped_mid_change_converges(sw1):
     assert running_port(sw1, "1/4")["mtu"] == 9216
 
 
+# A release before 3.6, where an MTU change needs the port shut down: sw2 restarted on it for one test.
+OLD_RELEASE = "3.5.1000"
+OLD_PORTS = ["1/1", "1/2", "1/3"]
+
+
+@pytest.fixture
+def sw_old(sw2):
+    assert LAB.admin("sw2", "release", OLD_RELEASE) == OLD_RELEASE
+    yield sw2
+    sw2.reset()
+
+
+def port_states(switch):
+    ports = switch.state()["running"]["ports"]
+    return dict((p, (ports[p]["mtu"], ports[p]["shutdown"])) for p in OLD_PORTS)
+
+
+def test_older_release_refused_mtu_change_brings_the_ports_back_up(sw_old, tmp_path):
+    """Hardening (issue 15 item 6): before 3.6 the module sends shutdown, mtu, no shutdown; when the switch refused the
+    mtu line, the ports stayed admin-down, and the re-run the error recommends never sent "no shutdown"."""
+    args = dict(ports=[dict(ports=["1/1-1/3"], mtu=9216)], record_dir=str(tmp_path / "records"))
+    sw_old.set_faults(reject="mtu 9216")
+    result = sw_old.module(MODULE, args)
+    assert result.get("failed") is True and result["release"] == OLD_RELEASE, result
+    assert result["applied"] == ["interface ethernet 1/1-1/3 shutdown"]
+    assert result["restored_ports"] == OLD_PORTS and result["held_down_ports"] == []
+    assert "brought back up: 1/1, 1/2, 1/3" in result["msg"]
+    assert port_states(sw_old) == dict((p, (1500, False)) for p in OLD_PORTS)
+    assert not os.listdir(str(tmp_path / "records")), "nothing is left to restore"
+    sw_old.set_faults()
+    again = sw_old.module(MODULE, args)
+    assert again["changed"] is True and again["commands"] == [
+        "interface ethernet 1/1-1/3 shutdown", "interface ethernet 1/1-1/3 mtu 9216", "interface ethernet 1/1-1/3 no shutdown"]
+    assert port_states(sw_old) == dict((p, (9216, False)) for p in OLD_PORTS)
+    assert sw_old.module(MODULE, args)["changed"] is False
+
+
+def test_older_release_session_dropped_after_the_mtu_change_brings_the_ports_up_next_run(sw_old, tmp_path):
+    """Hardening (issue 15 item 6): the session dropped after "shutdown" and "mtu": the re-run found the MTU right,
+    reported converged and left the ports down. The ports are recorded before they are shut; the next run (in check
+    mode: would) bring them up, and only then is the record gone."""
+    records = tmp_path / "records"
+    args = dict(ports=[dict(ports=["1/1-1/3"], mtu=9216)], record_dir=str(records))
+    sw_old.set_faults(drop_after=2)
+    result = sw_old.module(MODULE, dict(args, timeout=5))
+    assert result.get("failed") is True and sw_old.state()["drops"] == 1, result
+    assert result["held_down_ports"] == OLD_PORTS and "still down; running the task again brings them up" in result["msg"]
+    assert port_states(sw_old) == dict((p, (9216, True)) for p in OLD_PORTS)
+    record = records / "127.0.0.1_{}.json".format(LAB.peer("sw2").port)
+    assert json.loads(record.read_text())["held_down"] == OLD_PORTS
+    assert oct(record.stat().st_mode & 0o777) == "0o600" and oct(records.stat().st_mode & 0o777) == "0o700"
+
+    sent = len(sw_old.config_lines())
+    check = sw_old.module(MODULE, args, check=True, diff=True)
+    assert check["changed"] is True and check["commands"] == ["interface ethernet 1/1-1/3 no shutdown"]
+    assert check["restored_ports"] == OLD_PORTS and check["diff"]["after"]["ports"]["1/2"] == dict(shutdown=False)
+    assert len(sw_old.config_lines()) == sent and port_states(sw_old) == dict((p, (9216, True)) for p in OLD_PORTS)
+    assert record.exists(), "check mode keeps the record"
+
+    again = sw_old.module(MODULE, args)
+    assert again["changed"] is True and again["restored_ports"] == OLD_PORTS, again
+    assert port_states(sw_old) == dict((p, (9216, False)) for p in OLD_PORTS)
+    assert not record.exists()
+    assert sw_old.module(MODULE, args)["changed"] is False
+
+
 def test_role_refuses_link_toggling_changes_when_asked(sw1, tmp_path):
     """onyx_switch with onyx_switch_allow_link_toggle false: an MTU change fails with the ports and commands, nothing is sent."""
     playbook = tmp_path / "play.yml"
@@ -132,6 +198,8 @@ def test_role_refuses_link_toggling_changes_when_asked(sw1, tmp_path):
     assert proc.returncode != 0
     assert "would take links down and up on 1/7" in proc.stdout and "interface ethernet 1/7 mtu 9216 force" in proc.stdout
     assert sw1.config_lines() == [] and running_port(sw1, "1/7")["mtu"] == 1500
+    # Hardening (issue 15 item 8): checked in the one session that would send the change, not in a login before it.
+    assert sw1.state()["logins"] == 1
 
 
 def switch_check(tmp_path):

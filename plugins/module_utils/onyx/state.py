@@ -25,7 +25,6 @@ from ansible_collections.roce.fabric.plugins.module_utils.onyx.parsers import (
     compress_ports,
     empty_port_state,
     expand_port_list,
-    expand_ports,
     interfaces_from_json,
     mtu_from_attrs,
     mtu_needs_shutdown,
@@ -187,12 +186,29 @@ def _port_changes(entry, now):
     return changes
 
 
-def compare(want, have, roce_mode=None):
+def wanted_ports(want, have, held_down=()):
+    """``want["ports"]`` plus the ports of ``held_down`` to bring back up.
+
+    ``held_down`` names ports that an earlier run shut down for an MTU change (releases before 3.6) and
+    could not bring back up (the session dropped). Each one that is still admin-down, and that ``want`` does
+    not itself ask to keep shut, is wanted up again.
+    """
+    ports = dict(want["ports"])
+    for port in held_down:
+        now = have["ports"].get(port)
+        entry = ports.get(port) or {}
+        if now is None or not now["shutdown"] or entry.get("shutdown") is not None:
+            continue
+        ports[port] = dict(entry, shutdown=False)
+    return ports
+
+
+def compare(want, have, roce_mode=None, held_down=()):
     """Every difference between ``want`` and ``have``: the one source of commands and diff.
 
     Returns ``dict(roce, vlans, pfc, ports)``: ``roce`` a ``(before, after)`` pair or None; ``vlans``
     ``{vid: (before, after)}``; ``pfc`` a pair of ``dict(enabled, priorities)`` or None; ``ports``
-    ``{port: {key: (before, after)}}``. Unchanged items are absent.
+    ``{port: {key: (before, after)}}``. Unchanged items are absent. ``held_down``: see ``wanted_ports``.
     """
     changes = dict(roce=None, vlans={}, pfc=None, ports={})
     current_roce = roce_mode or have.get("roce") or "disabled"
@@ -212,8 +228,9 @@ def compare(want, have, roce_mode=None):
         before = dict(enabled=now["enabled"], priorities=sorted(now["priorities"]))
         if before != after:
             changes["pfc"] = (before, after)
-    for port in sort_ports(want["ports"]):
-        port_changes = _port_changes(want["ports"][port], have["ports"].get(port) or empty_port_state())
+    ports = wanted_ports(want, have, held_down)
+    for port in sort_ports(ports):
+        port_changes = _port_changes(ports[port], have["ports"].get(port) or empty_port_state())
         if port_changes:
             changes["ports"][port] = port_changes
     return changes
@@ -234,10 +251,12 @@ def _grouped(per_port, template):
 def commands_for(changes, have, release):
     """The commands that make ``changes`` (from ``compare``), safely ordered, and the ports they toggle.
 
-    Returns ``(commands, toggles)``: ``toggles`` names the ports whose link goes down and up (RoCE
-    mode and MTU changes).
+    Returns ``(commands, toggles, shut_for_mtu)``: ``toggles`` names the ports whose link goes down and up
+    (RoCE mode and MTU changes); ``shut_for_mtu`` the ports these commands shut down only to change their MTU
+    (releases before 3.6) and bring back up later in the same list.
     """
     commands = []
+    shut_for_mtu = []
     toggles = set()
     if changes["roce"] is not None:
         wanted = changes["roce"][1]
@@ -275,12 +294,16 @@ def commands_for(changes, have, release):
     commands += _grouped(per_key["allowed_vlans"], lambda spec, value: (eth + "switchport %s allowed-vlan add %s") % (spec, "trunk", value))
     if per_key["mtu"]:
         if mtu_needs_shutdown(release):
-            for spec, value in _grouped(per_key["mtu"], lambda spec, value: (spec, value)):
-                was_down = all(current(p)["shutdown"] for p in expand_ports(spec))
-                commands.append((eth + "shutdown") % spec)
-                commands.append((eth + "mtu %d") % (spec, value))
-                if not was_down:
-                    commands.append((eth + "no shutdown") % spec)
+            # Only ports that are up are shut, and only those are brought back up: a port its operator shut
+            # stays shut, and one the task itself shuts (shutdown: true) is not brought up in between.
+            up = dict((p, True) for p in per_key["mtu"] if not current(p)["shutdown"])
+            commands += _grouped(up, lambda spec, value: (eth + "shutdown") % spec)
+            commands += _grouped(per_key["mtu"], lambda spec, value: (eth + "mtu %d") % (spec, value))
+            shut_for_mtu = sort_ports(p for p in up if per_key["shutdown"].get(p) is not True)
+            commands += _grouped(dict((p, True) for p in shut_for_mtu), lambda spec, value: (eth + "no shutdown") % spec)
+            for port in up:
+                if per_key["shutdown"].get(port) is True:
+                    del per_key["shutdown"][port]  # already shut above
         else:
             commands += _grouped(per_key["mtu"], lambda spec, value: (eth + "mtu %d force") % (spec, value))
     for (tc, (low, high)), ports in sorted(ecn.items(), key=lambda item: (item[0][0], parse_port(sort_ports(item[1])[0]))):
@@ -299,7 +322,7 @@ def commands_for(changes, have, release):
     commands += _grouped(per_key["trust"], lambda spec, value: (eth + "qos trust %s") % (spec, value))
     commands += _grouped(dict((p, v) for p, v in per_key["shutdown"].items() if v), lambda spec, value: (eth + "shutdown") % spec)
     commands += _grouped(dict((p, v) for p, v in per_key["shutdown"].items() if not v), lambda spec, value: (eth + "no shutdown") % spec)
-    return commands, sort_ports(toggles)
+    return commands, sort_ports(toggles), shut_for_mtu
 
 
 def diff_of(changes):
@@ -320,11 +343,20 @@ def diff_of(changes):
     return dict(before=before, after=after)
 
 
-def plan(want, have, release, roce_mode=None):
-    """``dict(commands, toggles, diff)`` from one ``compare`` of ``want`` and ``have``."""
-    changes = compare(want, have, roce_mode)
-    commands, toggles = commands_for(changes, have, release)
-    return dict(commands=commands, toggles=toggles, diff=diff_of(changes))
+def plan(want, have, release, roce_mode=None, held_down=()):
+    """``dict(commands, toggles, shut_for_mtu, restores, diff)`` from one ``compare`` of ``want`` and ``have``.
+
+    ``restores``: the ports of ``held_down`` that the commands bring back up.
+    """
+    changes = compare(want, have, roce_mode, held_down)
+    commands, toggles, shut_for_mtu = commands_for(changes, have, release)
+    restores = sort_ports(p for p in held_down if changes["ports"].get(p, {}).get("shutdown") == (True, False))
+    return dict(commands=commands, toggles=toggles, shut_for_mtu=shut_for_mtu, restores=restores, diff=diff_of(changes))
+
+
+def still_down(have, ports):
+    """The ports of ``ports`` that ``have`` (a parsed running-config) shows admin-down."""
+    return sort_ports(p for p in ports if (have["ports"].get(p) or empty_port_state())["shutdown"])
 
 
 def generate_commands(want, have, release, roce_mode=None):

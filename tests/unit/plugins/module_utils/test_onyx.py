@@ -9,7 +9,8 @@ import os
 
 import pytest
 
-from ansible_collections.roce.fabric.plugins.module_utils.onyx import parsers, state
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError
+from ansible_collections.roce.fabric.plugins.module_utils.onyx import held_down, parsers, state
 from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "onyx")
@@ -163,6 +164,66 @@ def test_older_release_shuts_the_port_to_change_mtu():
     commands, toggles = state.generate_commands(want, empty_have(), "3.5.1000")
     assert commands == ["interface ethernet 1/1-1/2 shutdown", "interface ethernet 1/1-1/2 mtu 9216", "interface ethernet 1/1-1/2 no shutdown"]
     assert toggles == ["1/1", "1/2"]
+
+
+def test_older_release_mtu_change_leaves_a_port_its_operator_shut_down_shut():
+    """Hardening (issue 15 item 6): 1/1 shut by its operator and 1/2 up were one "shutdown / mtu / no shutdown" group,
+    so the MTU change brought 1/1 up (the group counted as down only when all of its ports were)."""
+    want = state.normalize_want(dict(ports=[dict(ports=["1/1-1/2"], mtu=9216)]))
+    have = empty_have()
+    have["ports"]["1/1"]["shutdown"] = True
+    result = state.plan(want, have, "3.5.1000")
+    assert result["commands"] == ["interface ethernet 1/2 shutdown", "interface ethernet 1/1-1/2 mtu 9216", "interface ethernet 1/2 no shutdown"]
+    assert result["shut_for_mtu"] == ["1/2"] and result["restores"] == []
+
+
+def test_older_release_mtu_change_with_shutdown_wanted_shuts_once_and_stays_down():
+    want = state.normalize_want(dict(ports=[dict(ports=["1/1-1/2"], mtu=9216, shutdown=True)]))
+    result = state.plan(want, empty_have(), "3.5.1000")
+    assert result["commands"] == ["interface ethernet 1/1-1/2 shutdown", "interface ethernet 1/1-1/2 mtu 9216"]
+    assert result["shut_for_mtu"] == []
+
+
+def test_ports_held_down_by_an_earlier_run_come_back_up_once():
+    """Hardening (issue 15 item 6): the session dropped after "shutdown" and "mtu 9216"; the re-run found the MTU
+    right and sent nothing, leaving the ports down. With the record of what was shut, it brings them up."""
+    want = state.normalize_want(dict(ports=[dict(ports=["1/1-1/3"], mtu=9216)]))
+    have = empty_have()
+    for port in ("1/1", "1/2", "1/3"):
+        have["ports"][port].update(mtu=9216, shutdown=True)
+    assert state.plan(want, have, "3.5.1000")["commands"] == [], "without the record nothing tells the ports were ours"
+    have["ports"]["1/3"]["shutdown"] = False  # brought up by hand meanwhile
+    result = state.plan(want, have, "3.5.1000", held_down=["1/1", "1/2", "1/3", "1/9"])
+    assert result["commands"] == ["interface ethernet 1/1-1/2 no shutdown"]
+    assert result["restores"] == ["1/1", "1/2"]
+    assert result["diff"]["before"]["ports"]["1/1"] == dict(shutdown=True) and result["diff"]["after"]["ports"]["1/1"] == dict(shutdown=False)
+    # A port the task itself wants shut stays shut.
+    keep = state.normalize_want(dict(ports=[dict(ports=["1/1"], shutdown=True), dict(ports=["1/2-1/3"], mtu=9216)]))
+    assert state.plan(keep, have, "3.5.1000", held_down=["1/1", "1/2"])["commands"] == ["interface ethernet 1/2 no shutdown"]
+
+
+def test_held_down_record_is_private_and_names_the_switch(tmp_path):
+    record = held_down.HeldDown(str(tmp_path / "onyx"), "sw/../1", 22)
+    assert record.load() == []
+    record.save(["1/1", "1/2"])
+    assert record.path == str(tmp_path / "onyx" / "sw_.._1_22.json")
+    assert oct(os.stat(str(tmp_path / "onyx")).st_mode & 0o777) == "0o700" and oct(os.stat(record.path).st_mode & 0o777) == "0o600"
+    assert held_down.HeldDown(str(tmp_path / "onyx"), "sw/../1", 22).load() == ["1/1", "1/2"]
+    record.save([])
+    assert not os.path.exists(record.path) and record.load() == []
+    assert held_down.HeldDown("", "sw1", 22).load() == []
+
+
+def test_held_down_record_planted_as_a_link_is_refused(tmp_path):
+    folder = tmp_path / "onyx"
+    folder.mkdir(mode=0o700)
+    target = tmp_path / "target"
+    target.write_text("")
+    record = held_down.HeldDown(str(folder), "sw1", 22)
+    os.symlink(str(target), record.path)
+    with pytest.raises(FabricError, match="symbolic link"):
+        record.load()
+    assert target.read_text() == ""
 
 
 def test_lossy_ecn_worker_setup_and_only_the_given_ports():
