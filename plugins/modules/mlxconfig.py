@@ -76,12 +76,21 @@ options:
       - Path to the C(mlxconfig) or C(mstconfig) executable, when it is not on the PATH.
       - With O(tool=auto) the tool kind is taken from the file name (a name containing C(mstconfig) means mstflint).
     type: path
+  power_cycle_record:
+    description:
+      - File on the host that keeps, per device, the values pending when the tool asked for a power cycle
+        (C(Please power cycle machine to load new configurations)); root-owned, mode 0600 in a 0700 folder. Later runs
+        report those values as RV(reboot_type=power_cycle) too, until they are running. An empty string keeps no
+        record (pending values found from an earlier run are then reported as V(reboot)).
+    type: path
+    default: /var/lib/roce-fabric/mlxconfig_power_cycle.json
 notes:
   - "Requires C(mstconfig) (Debian/Ubuntu package C(mstflint), RHEL C(mstflint)) or NVIDIA MFT C(mlxconfig) on the host."
   - "When the firmware cannot read default values (older firmware prints C(N/A)), O(state=reset) without O(params) always
     reports a change, because the module cannot tell whether the device is already at its defaults."
-  - "O(ignore:reboot_type) is only known when this run applied a change; pending changes found from an earlier run are
-    reported as V(reboot)."
+  - "The tool says that a change needs a power cycle only when it makes the change; the module records those values
+    (O(power_cycle_record)) and reports RV(reboot_type=power_cycle) for them on later runs. Other pending changes
+    found from an earlier run are reported as V(reboot)."
 seealso:
   - name: NVIDIA mlxconfig documentation
     description: The parameters and their meaning.
@@ -153,7 +162,8 @@ reboot_required:
 reboot_type:
   description:
     - V(none), V(reboot), or V(power_cycle) when the tool said a warm reboot cannot load the new
-      configuration (C(Please power cycle machine to load new configurations)).
+      configuration (C(Please power cycle machine to load new configurations)), in this run or in an earlier one
+      whose pending values O(power_cycle_record) kept.
   returned: always
   type: str
   sample: reboot
@@ -257,6 +267,7 @@ def main():
             state=dict(type="str", default="present", choices=["present", "reset"]),
             tool=dict(type="str", default="auto", choices=["auto", "mlxconfig", "mstconfig"]),
             tool_path=dict(type="path"),
+            power_cycle_record=dict(type="path", default="/var/lib/roce-fabric/mlxconfig_power_cycle.json"),
             **command_timeout_spec()
         ),
         required_if=[("state", "present", ["params"])],

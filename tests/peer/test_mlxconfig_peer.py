@@ -91,12 +91,27 @@ def test_reset_to_defaults(gpu2):
 
 
 def test_power_cycle_is_reported_and_a_reboot_does_not_load_it(gpu1):
+    """Hardening (issue 15 item 10): the tool asks for a power cycle only in the output of the set that made the
+    change; a later run found the value pending and reported a warm reboot, which does not load it. The module's
+    record on the host keeps the answer (also in check mode), until the value runs."""
     gpu1.fw_admin("flag", "--pci", CX6DX, "reset_level=power_cycle")
     result = gpu1.module(MODULE, dict(devices=[CX6DX], params=dict(SRIOV_EN=True)))
     assert result["reboot_type"] == "power_cycle"
     gpu1.module("ansible.builtin.reboot", dict(reboot_timeout=120))
     still = gpu1.module(MODULE, dict(devices=[CX6DX], params=dict(SRIOV_EN=True)))
     assert still["changed"] is False and still["reboot_required"] is True
+    assert still["reboot_type"] == "power_cycle" and still["devices"][CX6DX]["reboot_type"] == "power_cycle", still
+    check = gpu1.module(MODULE, dict(devices=[CX6DX], params=dict(SRIOV_EN=True)), check=True)
+    assert check["reboot_type"] == "power_cycle"
+    record = LAB.exec("gpu1", ["stat", "-c", "%a %U", "/var/lib/roce-fabric/mlxconfig_power_cycle.json"])
+    assert record.stdout.split() == ["600", "root"], record
+    # Without the record the answer is lost again (what the option's "" gives).
+    assert gpu1.module(MODULE, dict(devices=[CX6DX], params=dict(SRIOV_EN=True), power_cycle_record=""))["reboot_type"] == "reboot"
+    gpu1.fw_admin("power-cycle")
+    done = gpu1.module(MODULE, dict(devices=[CX6DX], params=dict(SRIOV_EN=True)))
+    assert done["reboot_required"] is False and done["reboot_type"] == "none"
+    gone = LAB.exec("gpu1", ["test", "-e", "/var/lib/roce-fabric/mlxconfig_power_cycle.json"])
+    assert gone.returncode == 1, "the record is removed once nothing waits for a power cycle"
 
 
 @pytest.mark.parametrize("host, args, message", [
@@ -202,33 +217,43 @@ def test_a_device_that_never_answers_is_stopped_at_command_timeout(gpu1):
     assert gpu1.mutating_calls() == []
 
 
-def firmware_playbook(limit):
+def firmware_playbook(limit, *extra):
     argv = ["ansible-playbook", "-i", INVENTORY, os.path.join(REPO, "playbooks", "nic_firmware.yml"),
-            "-e", "roce_firmware_hosts=%s" % limit]
+            "-e", "roce_firmware_hosts=%s" % limit] + list(extra)
     return subprocess.run(argv, capture_output=True, text=True, cwd=REPO, check=False)
 
 
-def test_a_reboot_that_does_not_load_the_firmware_is_not_repeated(gpu1):
-    """Issue 15 (10): firmware that needs a power cycle. The first run reboots once and says why it did not help;
-    the next runs in that boot do not reboot again for the same pending values (they rebooted every time before)."""
+def test_firmware_that_needs_a_power_cycle_gets_no_warm_reboot(gpu1):
+    """Hardening (issue 15 item 10): firmware that needs a power cycle. Every run rebooted the host (a warm reboot
+    does not load it); then the first run still rebooted once. Now no run reboots for it: each names the adapters
+    and fails its check until the host is power-cycled. Without the module's record (nic_firmware_power_cycle_record
+    ""), host_reboot's record of its last reboot still allows only one."""
     for pci in (CX6DX, CX7):
         gpu1.fw_admin("flag", "--pci", pci, "reset_level=power_cycle")
-    first = firmware_playbook("gpu1")
-    assert first.returncode != 0 and "a warm reboot does not load it; power-cycle the host" in first.stdout, first.stdout[-3000:]
-    assert gpu1.reboots() == 1
-    for attempt in (2, 3):
-        again = firmware_playbook("gpu1")
-        out = again.stdout
-        assert again.returncode != 0, out[-3000:]
-        assert "Not rebooting again for what the reboot at" in out and "ConnectX firmware settings pending on %s (" % CX6DX in out, out[-3000:]
-        assert "A reboot already failed to load them" in out, out[-3000:]
-        assert gpu1.reboots() == 1, "run %d rebooted the host again" % attempt
+    for attempt in (1, 2):
+        run = firmware_playbook("gpu1")
+        out = run.stdout
+        assert run.returncode != 0 and "a warm reboot does not load it; power-cycle the host" in out, out[-3000:]
+        assert "load only at a power cycle" in out and CX6DX in out and CX7 in out, out[-3000:]
+        assert gpu1.reboots() == 0, "run %d rebooted the host for a change only a power cycle loads" % attempt
     # The operator power-cycles the host through its BMC: the values load and nothing reboots.
     gpu1.fw_admin("power-cycle")
     done = firmware_playbook("gpu1")
     assert done.returncode == 0, done.stdout[-3000:]
     assert "ConnectX firmware values are running as wanted" in done.stdout
-    assert gpu1.reboots() == 1
+    assert gpu1.reboots() == 0
+
+    # No record: the run that made the change knows (no reboot), the next one does not and reboots once, and
+    # host_reboot's record keeps the run after it from rebooting again for the same pending values.
+    gpu1.reset()
+    for pci in (CX6DX, CX7):
+        gpu1.fw_admin("flag", "--pci", pci, "reset_level=power_cycle")
+    norecord = ("-e", "nic_firmware_power_cycle_record=")
+    assert firmware_playbook("gpu1", *norecord).returncode != 0 and gpu1.reboots() == 0
+    assert firmware_playbook("gpu1", *norecord).returncode != 0 and gpu1.reboots() == 1
+    again = firmware_playbook("gpu1", *norecord)
+    assert again.returncode != 0 and "Not rebooting again for what the reboot at" in again.stdout, again.stdout[-3000:]
+    assert "A reboot already failed to load them" in again.stdout and gpu1.reboots() == 1
 
 
 def host_playbook(tmp_path, *args, playbook="host.yml"):

@@ -22,6 +22,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.firmware.parsers impor
     wanted_value,
 )
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError
+from ansible_collections.roce.fabric.plugins.module_utils.firmware.power_cycle import PowerCycleRecord, needs_power_cycle
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.transport import FirmwareError
 
 
@@ -175,6 +176,17 @@ def converge(run, params, tool):
                           changes=changes, assignments=assignments, pending=pending))
 
     run.update(reboot_required=False, reboot_type="none", devices={}, tool=dict(path=tool.path, kind=tool.kind))
+    record = PowerCycleRecord(params.get("power_cycle_record")).load()
+    try:
+        apply_plans(run, params, tool, plans, record)
+    finally:
+        if not run.check_mode:
+            record.save()
+
+
+def apply_plans(run, params, tool, plans, record):
+    """Set or reset each planned device in turn; ``record`` learns which pending values need a power cycle."""
+    state = params["state"]
     result = run.result
     for plan in plans:
         tool_device = plan["tool_device"]
@@ -201,6 +213,15 @@ def converge(run, params, tool):
                             for name, row in rows.items())
             run.diff(plan["key"], dict((name, change["before"]) for name, change in changes.items()),
                      dict((name, change["after"]) for name, change in changes.items()))
+        pending = dict((name, row.get("next_boot")) for name, row in sorted(rows.items())
+                       if plan["pending"] and row.get("current") != row.get("next_boot"))
+        if reboot_type == "power_cycle":
+            record.set(plan["key"], pending)
+        elif not plan["pending"]:
+            record.set(plan["key"], {})
+        elif needs_power_cycle(record.get(plan["key"]), pending):
+            # Pending since a run whose set asked for a power cycle: a warm reboot still does not load it.
+            reboot_type = "power_cycle"
         result["devices"][plan["key"]] = dict(
             selectors=plan["selectors"],
             device_type=plan["device"]["device_type"],
@@ -210,8 +231,7 @@ def converge(run, params, tool):
             reboot_required=plan["pending"],
             reboot_type=reboot_type,
             changes=changes,
-            pending=dict((name, row.get("next_boot")) for name, row in sorted(rows.items())
-                         if plan["pending"] and row.get("current") != row.get("next_boot")),
+            pending=pending,
             params=dict((name, dict(default=row.get("default"), current=row.get("current"),
                                     next_boot=row.get("next_boot"), read_only=bool(row.get("read_only"))))
                         for name, row in rows.items()),

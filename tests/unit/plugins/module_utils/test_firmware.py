@@ -9,7 +9,9 @@ import os
 
 import pytest
 
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError
 from ansible_collections.roce.fabric.plugins.module_utils.firmware import parsers as mlx
+from ansible_collections.roce.fabric.plugins.module_utils.firmware import power_cycle
 from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "mlxconfig")
@@ -176,3 +178,26 @@ def test_default_token():
     assert mlx.default_token(dict(default="ROCE_ENABLE(2)")) == "ROCE_ENABLE"
     assert mlx.default_token(dict(default="8")) == "8"
     assert mlx.default_token(dict(default="Array[0..7]")) is None
+
+
+def test_power_cycle_record_keeps_pending_values_until_they_run(tmp_path):
+    """Hardening (issue 15 item 10): the tool's "power cycle" answer is only in the set's output; the record keeps
+    it for later runs, and is refused when planted as a link."""
+    path = str(tmp_path / "roce-fabric" / "mlxconfig_power_cycle.json")
+    record = power_cycle.PowerCycleRecord(path).load()
+    record.set("0000:19:00.0", {"SRIOV_EN": "True(1)", "NUM_OF_VFS": "8"})
+    record.save()
+    assert oct(os.stat(os.path.dirname(path)).st_mode & 0o777) == "0o700"
+    again = power_cycle.PowerCycleRecord(path).load()
+    assert power_cycle.needs_power_cycle(again.get("0000:19:00.0"), {"SRIOV_EN": "True(1)"})
+    assert not power_cycle.needs_power_cycle(again.get("0000:19:00.0"), {"SRIOV_EN": "False(0)"}), "another value"
+    assert not power_cycle.needs_power_cycle(again.get("0000:af:00.0"), {"SRIOV_EN": "True(1)"}), "another device"
+    again.set("0000:19:00.0", {})
+    again.save()
+    assert not os.path.exists(path)
+    assert power_cycle.PowerCycleRecord("").load().get("0000:19:00.0") == {}
+    target = tmp_path / "target"
+    target.write_text("{}")
+    os.symlink(str(target), path)
+    with pytest.raises(FabricError, match="symbolic link"):
+        power_cycle.PowerCycleRecord(path).load()

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -101,7 +102,19 @@ def install(monkeypatch, fake):
     monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, *a, **kw: TOOL if name == "mstconfig" else None)
 
 
+RECORD = {}
+
+
+@pytest.fixture(autouse=True)
+def power_cycle_record(tmp_path):
+    """Each test's own power cycle record (the default is the host's /var/lib/roce-fabric)."""
+    RECORD["path"] = str(tmp_path / "roce-fabric" / "mlxconfig_power_cycle.json")
+    return RECORD["path"]
+
+
 def run(args, **kwargs):
+    args = dict(args)
+    args.setdefault("power_cycle_record", RECORD["path"])
     return run_module(mlxconfig.main, args, **kwargs)
 
 
@@ -165,12 +178,17 @@ def test_real_full_queries_with_lower_case_names(monkeypatch, sysfs, query):
         assert result["diff"]["before"] == {"0000:19:00.0": {"EXP_ROM_UEFI_X86_ENABLE": "False(0)"}}
 
 
-def test_power_cycle_is_reported(monkeypatch, sysfs):
+def test_power_cycle_is_reported(monkeypatch, sysfs, power_cycle_record):
     fake = FakeTool(set_output="set_cx6dx_power_cycle.txt")
     install(monkeypatch, fake)
     result = run(dict(devices=["19:00.0"], params=dict(NUM_OF_VFS=4)))
     assert result["reboot_type"] == "power_cycle"
     assert result["devices"]["0000:19:00.0"]["reboot_type"] == "power_cycle"
+    pending = result["devices"]["0000:19:00.0"]["pending"]
+    if pending:
+        with open(power_cycle_record) as handle:
+            assert json.load(handle) == {"0000:19:00.0": pending}
+        assert oct(os.stat(power_cycle_record).st_mode & 0o777) == "0o600"
 
 
 # --- device selection ------------------------------------------------------------------------------
