@@ -16,6 +16,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import errno
+import json
 import os
 import stat
 
@@ -127,3 +128,17 @@ def read_private(path):
         if getattr(exc, "errno", None) == errno.ENOENT:
             return ""
         raise
+
+
+def write_private_record(path, data):
+    """Write ``data`` as JSON to ``path`` (0600, in a private folder made if needed), replacing it atomically;
+    ``None`` (or an empty dict or list) removes ``path`` instead."""
+    if not data:
+        if os.path.lexists(path):
+            os.unlink(path)
+        return
+    private_dir(os.path.dirname(path))
+    tmp = path + ".tmp"
+    with open_private(tmp, "w") as handle:
+        json.dump(data, handle, sort_keys=True)
+    os.rename(tmp, path)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 
-from ansible_collections.roce.fabric.plugins.module_utils.common.private import PrivateDirError, open_private, private_dir, read_private
+from ansible_collections.roce.fabric.plugins.module_utils.common.private import PrivateDirError, read_private, write_private_record
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError
 
 
@@ -65,14 +65,6 @@ class PowerCycleRecord(object):
         if not self.path or not self.dirty:
             return
         try:
-            if not self.devices:
-                if os.path.lexists(self.path):
-                    os.unlink(self.path)
-                return
-            private_dir(os.path.dirname(self.path))
-            tmp = self.path + ".tmp"
-            with open_private(tmp, "w") as handle:
-                json.dump(self.devices, handle, sort_keys=True)
-            os.rename(tmp, self.path)
+            write_private_record(self.path, self.devices)
         except (PrivateDirError, IOError, OSError) as exc:
             raise FabricError("Cannot write the power cycle record %s: %s" % (self.path, exc), category="record")

@@ -19,7 +19,7 @@ import os
 import re
 import time
 
-from ansible_collections.roce.fabric.plugins.module_utils.common.private import PrivateDirError, open_private, private_dir, read_private
+from ansible_collections.roce.fabric.plugins.module_utils.common.private import PrivateDirError, read_private, write_private_record
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError
 
 
@@ -60,13 +60,6 @@ class HeldDown(object):
     def _save(self, ports):
         if not self.path:
             return
-        if not ports:
-            if os.path.lexists(self.path):
-                os.unlink(self.path)
-            return
-        private_dir(os.path.dirname(self.path))
-        tmp = self.path + ".tmp"
-        with open_private(tmp, "w") as handle:
-            json.dump(dict(held_down=list(ports), reason="shut down to change the MTU (Onyx before 3.6)",
-                           since=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())), handle)
-        os.rename(tmp, self.path)
+        record = dict(held_down=list(ports), reason="shut down to change the MTU (Onyx before 3.6)",
+                      since=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())) if ports else None
+        write_private_record(self.path, record)
