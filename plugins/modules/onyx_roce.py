@@ -164,9 +164,18 @@ options:
       - Folder on the controller for the record of ports this module shut down only to change their MTU (releases
         before 3.6), one file per switch, mode 0600 in a 0700 folder. The ports are recorded before they are shut
         and removed once they are up again; when a run fails in between, the next run brings them back up.
-      - An empty string keeps no record (a port left down by a dropped session then stays down).
+      - The same folder holds a lock per switch, so that the tasks of this controller configure one switch one at
+        a time (see O(lock_timeout)).
+      - An empty string keeps no record (a port left down by a dropped session then stays down) and takes no lock.
     type: path
     default: ~/.local/state/roce-fabric/onyx
+  lock_timeout:
+    description:
+      - Seconds to wait while another task of this controller configures the same switch (two plays, or two runs,
+        at once); then the task fails with nothing sent. V(0) fails at once. Tasks run from other controllers are
+        not seen.
+    type: int
+    default: 600
   state:
     description:
       - V(merged) configures the switch.
@@ -285,6 +294,11 @@ held_down_ports:
   returned: when state is merged
   type: list
   elements: str
+lock_waited:
+  description: Seconds the task waited for another task of this controller that was configuring the switch.
+  returned: when state is merged
+  type: float
+  sample: 0.0
 logins:
   description: SSH logins the task made (one per task).
   returned: when state is merged
@@ -299,7 +313,7 @@ from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError, ModuleRun
 from ansible_collections.roce.fabric.plugins.module_utils.onyx import parsers, state
-from ansible_collections.roce.fabric.plugins.module_utils.onyx.held_down import HeldDown
+from ansible_collections.roce.fabric.plugins.module_utils.onyx.held_down import HeldDown, SwitchLock
 from ansible_collections.roce.fabric.plugins.module_utils.onyx.transport import (
     NETMIKO_IMPORT_ERROR,
     OnyxSession,
@@ -334,6 +348,7 @@ def argument_spec():
         save=dict(type="bool", default=False),
         allow_link_toggle=dict(type="bool", default=True),
         record_dir=dict(type="path", default="~/.local/state/roce-fabric/onyx"),
+        lock_timeout=dict(type="int", default=600),
         state=dict(type="str", default="merged", choices=["merged", "rendered"]),
     )
     return spec
@@ -349,7 +364,14 @@ def converge(run, params, want):
                           params["timeout"], host_key_checking=params["host_key_checking"],
                           known_hosts_file=params["known_hosts_file"])
     record = HeldDown(params["record_dir"], params["host"], params["port"])
-    held = record.load()
+    with SwitchLock(params["record_dir"], params["host"], params["port"], params["lock_timeout"]) as lock:
+        held = record.load()
+        run.update(lock_waited=lock.waited)
+        in_session(run, params, want, session, record, held)
+
+
+def in_session(run, params, want, session, record, held):
+    """The switch's one session: read, compare once, send, save; ``record`` tracks ports held down."""
     try:
         session.open()
         release, have, roce_mode, existing = state.read_switch(session)
@@ -445,6 +467,8 @@ def main():
 
     if not 1 <= params["timeout"] <= 3600:
         run.fail("Invalid input, nothing was sent to the switch: timeout %d is outside 1-3600 seconds" % params["timeout"])
+    if not 0 <= params["lock_timeout"] <= 86400:
+        run.fail("Invalid input, nothing was sent to the switch: lock_timeout %d is outside 0-86400 seconds" % params["lock_timeout"])
     if NETMIKO_IMPORT_ERROR:
         module.fail_json(msg=missing_required_lib("netmiko"), exception=NETMIKO_IMPORT_ERROR)
     if not params["password"] and not params["ssh_key_file"]:

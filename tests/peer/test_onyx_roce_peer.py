@@ -1,6 +1,7 @@
 """roce.fabric.onyx_roce against the project's Onyx simulator over real SSH (netmiko), through the action plugin
 that takes the switch's inventory connection variables. Every case reads the switch's state from outside."""
 
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -65,6 +66,7 @@ def test_older_release_other_json_layout(sw2):
     # Hardening: no timeout (0 waits forever on a switch that stops answering) or a negative one.
     (dict(roce_mode="lossless", timeout=0), "timeout 0 is outside 1-3600 seconds"),
     (dict(roce_mode="lossless", timeout=-5), "timeout -5 is outside 1-3600 seconds"),
+    (dict(roce_mode="lossless", lock_timeout=-1), "lock_timeout -1 is outside 0-86400 seconds"),
     # Hardening: a VLAN name that would end its quotes and add "no roce" and a rename of VLAN 1, then be saved.
     (dict(vlans=[dict(id=111, name='roce"\nno roce\nvlan 1 name "x', access_ports=["1/1"])], save=True), "VLAN 111 name"),
 ])
@@ -184,6 +186,25 @@ def test_older_release_session_dropped_after_the_mtu_change_brings_the_ports_up_
     assert port_states(sw_old) == dict((p, (9216, False)) for p in OLD_PORTS)
     assert not record.exists()
     assert sw_old.module(MODULE, args)["changed"] is False
+
+
+def test_two_tasks_against_one_switch_take_turns(sw1, tmp_path):
+    """Hardening (issue 15 item 8): two tasks of one controller against the same switch (two plays, or two runs, at
+    once) each read, compared and sent in a session of its own at the same time. The second now waits for the
+    first's lock; their sessions do not interleave and both changes are made."""
+    records = str(tmp_path / "records")
+    first = dict(SEED, record_dir=records)
+    second = dict(ports=[dict(ports=["1/9"], mtu=4200)], record_dir=records)
+    sw1.set_faults(delay=0.3)  # every answer 0.3 s late: each session takes seconds
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        results = [future.result() for future in [pool.submit(sw1.module, MODULE, args) for args in (first, second)]]
+    sw1.set_faults()
+    assert all(r.get("failed") is not True for r in results), results
+    assert max(r["lock_waited"] for r in results) > 0, [r["lock_waited"] for r in results]
+    sessions = [c["session"] for c in sw1.state()["commands"]]
+    turns = [s for i, s in enumerate(sessions) if i == 0 or sessions[i - 1] != s]
+    assert len(turns) == len(set(turns)), "the two sessions interleaved: %s" % turns
+    assert running_port(sw1, "1/2")["mtu"] == 9216 and running_port(sw1, "1/9")["mtu"] == 4200
 
 
 def test_role_refuses_link_toggling_changes_when_asked(sw1, tmp_path):

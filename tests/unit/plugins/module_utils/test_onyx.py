@@ -226,6 +226,24 @@ def test_held_down_record_planted_as_a_link_is_refused(tmp_path):
     assert target.read_text() == ""
 
 
+def test_one_task_at_a_time_per_switch(tmp_path):
+    """Hardening (issue 15 item 8): two tasks against one switch each read, compared and sent in sessions of their
+    own at the same time. The second now waits for the first's lock, and fails with nothing sent after lock_timeout."""
+    folder = str(tmp_path / "onyx")
+    with held_down.SwitchLock(folder, "sw1", 22, 5) as first:
+        assert first.waited == 0 and oct(os.stat(first.path).st_mode & 0o777) == "0o600"
+        with pytest.raises(FabricError, match="Another task of this controller is configuring sw1:22") as exc:
+            with held_down.SwitchLock(folder, "sw1", 22, 0):
+                pass
+        assert exc.value.details["failure"] == "locked"
+        with held_down.SwitchLock(folder, "sw2", 22, 0):
+            pass  # another switch is not held up
+    with held_down.SwitchLock(folder, "sw1", 22, 0) as again:
+        assert again.waited == 0
+    with held_down.SwitchLock("", "sw1", 22, 0) as none:
+        assert none.path is None
+
+
 def test_lossy_ecn_worker_setup_and_only_the_given_ports():
     want = state.normalize_want(dict(roce_mode="lossy", ports=[dict(ports="1/1-1/3", ecn=[dict(traffic_class=3, min_kb=150, max_kb=1500)])]))
     have = empty_have()
