@@ -357,6 +357,40 @@ def test_work_dirs_another_user_made_first_are_refused_and_nothing_is_written(vm
         vm("node1", "rm -rf /var/tmp/planted /var/tmp/planted-pt /root/victim")
 
 
+def plant_lock(owner, boot):
+    """A validation lock of another run on both VMs, taken now in boot ``boot`` ("" = the VM's current boot)."""
+    record = ("import json, time; boot = %r or open('/proc/sys/kernel/random/boot_id').read().strip(); "
+              "print(json.dumps(dict(owner=%r, since=time.time(), boot_id=boot)))" % (boot, owner))
+    for host in HOSTS:
+        rc, out = vm(host, "mkdir -p -m 0700 /var/lib/roce-fabric && python3 -c %s > /var/lib/roce-fabric/validate.lock"
+                           " && chmod 0600 /var/lib/roce-fabric/validate.lock && echo ok" % shlex.quote(record))
+        assert rc == 0 and out.strip() == "ok", out
+
+
+def test_a_second_validation_of_a_locked_host_is_refused_and_an_abandoned_lock_taken_over(vms, tmp_path):
+    """Hardening (issue 15 item 8): two validations at once shared the hosts' test ports and run directory, and the
+    cleanup of one stopped the other's test servers. A host that another run holds now fails by name with nothing
+    run on it and that run's lock kept; a lock left by a run of an earlier boot is taken over; and the run's own
+    lock is gone when it ends."""
+    plant_lock("other-run-20261125", "")
+    try:
+        proc, report = playbook(tmp_path, '{"validate_tests": ["rping"]}')
+        assert proc.returncode != 0 and report is None, proc.stdout[-3000:]
+        assert "/var/lib/roce-fabric/validate.lock is locked: held by run other-run-20261125" in proc.stdout, proc.stdout[-3000:]
+        for host in HOSTS:
+            assert '"owner": "other-run-20261125"' in vm(host, "cat /var/lib/roce-fabric/validate.lock")[1]
+            assert perftest_processes(host) == []
+
+        plant_lock("crashed-run-20261124", "00000000-0000-4000-8000-000000000000")
+        proc, report = playbook(tmp_path, '{"validate_tests": ["rping"]}')
+        assert proc.returncode == 0 and report["passed"] is True, proc.stdout[-3000:]
+        for host in HOSTS:
+            assert vm(host, "test -e /var/lib/roce-fabric/validate.lock")[0] == 1, "the run's lock outlasted it on %s" % host
+    finally:
+        for host in HOSTS:
+            vm(host, "rm -f /var/lib/roce-fabric/validate.lock")
+
+
 STANDIN_DIR = "/usr/local/lib/roce-lab/nccl-tests"
 MPI_KEY = "/root/.ssh/id_ed25519_roce_mpi"
 MPI_VARS = dict(validate_tests=[], validate_mpi_ssh=True, validate_nccl_launcher="mpi",

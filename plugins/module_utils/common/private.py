@@ -99,7 +99,8 @@ def private_dir(path):
 
 def open_private(path, mode="r"):
     """Open a file in a private directory without following a link: "r" reads, "w" creates it anew (an existing
-    file of that name is removed first, O_EXCL then guarantees it is ours)."""
+    file of that name is removed first, O_EXCL then guarantees it is ours), "x" creates it only if no file of that
+    name exists (EEXIST otherwise)."""
     flags = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     if mode == "w":
         try:
@@ -107,6 +108,7 @@ def open_private(path, mode="r"):
         except OSError as exc:
             if exc.errno != errno.ENOENT:
                 raise
+    if mode in ("w", "x"):
         flags |= os.O_WRONLY | os.O_CREAT | os.O_EXCL
     else:
         flags |= os.O_RDONLY
@@ -116,7 +118,7 @@ def open_private(path, mode="r"):
         if exc.errno == errno.ELOOP:
             raise PrivateDirError("refusing %s: it is a symbolic link" % path)
         raise
-    return os.fdopen(fd, mode)
+    return os.fdopen(fd, "w" if mode == "x" else mode)
 
 
 def read_private(path):

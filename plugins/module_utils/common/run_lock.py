@@ -1,0 +1,116 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""A lock that one run holds on a host across many tasks: a file made with ``O_EXCL`` in a private folder.
+
+PRIVATE to the roce.fabric collection: may change without notice.
+
+Each Ansible task is a process of its own, so an ``flock`` cannot last from the first task of a run to its last.
+The lock is a file that names its owner (the run's id), the time it was taken and the host's boot id. Another
+owner is refused while the lock is live; a lock from an earlier boot, or older than ``stale_after`` seconds, was
+left by a run that ended without releasing it and is taken over (the result says whose it was).
+"""
+
+from __future__ import absolute_import, division, print_function
+
+__metaclass__ = type
+
+import errno
+import json
+import os
+import re
+import time
+
+from ansible_collections.roce.fabric.plugins.module_utils.common.private import check_private_dir, open_private, private_dir, read_private
+
+OWNER_RE = re.compile(r"^[A-Za-z0-9_.:@+-]{1,128}$")
+
+
+def boot_id(path="/proc/sys/kernel/random/boot_id"):
+    try:
+        with open(path) as handle:
+            return handle.read().strip()
+    except (IOError, OSError):
+        return ""
+
+
+def read_holder(path):
+    """The lock's record (``owner``, ``since``, ``boot_id``), ``{}`` when there is no lock; a link is refused."""
+    text = read_private(path)
+    if not text.strip():
+        return {}
+    try:
+        holder = json.loads(text)
+    except ValueError:
+        return dict(owner="?", since=0, boot_id="", unreadable=True)
+    return holder if isinstance(holder, dict) else dict(owner="?", since=0, boot_id="", unreadable=True)
+
+
+def stale_reason(holder, now, current_boot, stale_after):
+    """Why ``holder``'s lock no longer holds (its run ended without releasing it), or None while it does."""
+    if holder.get("unreadable"):
+        return "the lock file cannot be read"
+    if holder.get("boot_id") and current_boot and holder["boot_id"] != current_boot:
+        return "taken before the host's last boot"
+    age = now - float(holder.get("since") or 0)
+    if age > stale_after:
+        return "taken %d s ago, more than stale_after (%d s)" % (age, stale_after)
+    return None
+
+
+def take(path, owner, stale_after, check_mode=False, now=None, current_boot=None):
+    """Take the lock for ``owner``. Returns ``(changed, holder, taken_over)``; raises LockHeld while another
+    owner's live lock is there. In check mode nothing is written."""
+    now = time.time() if now is None else now
+    current_boot = boot_id() if current_boot is None else current_boot
+    mine = dict(owner=owner, since=now, boot_id=current_boot)
+    if check_mode and not os.path.lexists(os.path.dirname(path)):
+        return True, mine, None  # no folder, so no lock; check mode creates nothing
+    if check_mode:
+        check_private_dir(os.path.dirname(path))
+    else:
+        private_dir(os.path.dirname(path))
+    holder = read_holder(path)
+    taken_over = None
+    if holder:
+        if holder.get("owner") == owner:
+            return False, holder, None
+        reason = stale_reason(holder, now, current_boot, stale_after)
+        if reason is None:
+            raise LockHeld(holder, now)
+        taken_over = dict(holder, reason=reason)
+    if check_mode:
+        return True, mine, taken_over
+    if taken_over:
+        os.unlink(path)
+    try:
+        handle = open_private(path, "x")
+    except OSError as exc:
+        if exc.errno == errno.EEXIST:  # another run took it between the read and now
+            raise LockHeld(read_holder(path), now)
+        raise
+    with handle:
+        json.dump(mine, handle)
+    return True, mine, taken_over
+
+
+def release(path, owner, check_mode=False):
+    """Remove the lock if ``owner`` holds it. Returns ``(changed, holder)``; another owner's lock stays."""
+    if not os.path.isdir(os.path.dirname(path)):
+        return False, {}
+    holder = read_holder(path)
+    if not holder or holder.get("owner") != owner:
+        return False, holder
+    if not check_mode:
+        os.unlink(path)
+    return True, holder
+
+
+class LockHeld(Exception):
+    """Another owner's live lock."""
+
+    def __init__(self, holder, now):
+        self.holder = holder
+        age = now - float(holder.get("since") or now)
+        super(LockHeld, self).__init__("held by run %s since %s (%d s ago)" % (
+            holder.get("owner", "?"), time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(float(holder.get("since") or now))), age))

@@ -1,0 +1,135 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: run_lock
+short_description: Take or release a host lock that one run holds across its tasks
+version_added: 1.0.0
+description:
+  - Lets one run at a time do a job on a host whose resources cannot be shared, for example the validation's test
+    ports and run directory. O(state=present) takes the lock for O(owner), the run's id; O(state=absent) releases
+    it. The lock is a file in a private folder (root's, mode 0700, checked like the collection's other private
+    folders) made with C(O_EXCL), holding the owner, the time and the host's boot id.
+  - Another owner's lock is refused with its owner and age, and nothing is written. A lock taken before the host's
+    last boot, or more than O(stale_after) seconds ago, was left by a run that ended without releasing it; it is
+    taken over, and RV(taken_over) says whose it was.
+  - Taking a lock the same owner holds, and releasing one it does not hold, change nothing.
+author:
+  - roce.fabric contributors (@roce-fabric)
+extends_documentation_fragment:
+  - roce.fabric.attributes
+attributes:
+  platform:
+    description: Runs on the host to lock.
+    support: full
+    platforms: posix
+options:
+  path:
+    description: The lock file, an absolute path; its folder is created private (0700) or must already be private.
+    type: path
+    required: true
+  owner:
+    description: "Who takes or releases the lock, usually the run's id; 1 to 128 letters, digits and C(_ . : @ + -)."
+    type: str
+    required: true
+  state:
+    description: V(present) takes the lock, V(absent) releases it if O(owner) holds it.
+    type: str
+    choices: [present, absent]
+    default: present
+  stale_after:
+    description: Seconds after which another owner's lock is taken to be abandoned, 60 to 604800.
+    type: int
+    default: 7200
+notes:
+  - In check mode the lock is neither taken nor released; a live lock of another owner still fails the task, as
+    the real run would.
+  - The C(roce.fabric.validate) role takes this lock on every host for the length of its run.
+"""
+
+EXAMPLES = r"""
+- name: One validation at a time on this host
+  roce.fabric.run_lock:
+    path: /var/lib/roce-fabric/validate.lock
+    owner: "{{ run_id }}"
+
+- name: Release it at the end, also when the run failed
+  roce.fabric.run_lock:
+    path: /var/lib/roce-fabric/validate.lock
+    owner: "{{ run_id }}"
+    state: absent
+"""
+
+RETURN = r"""
+holder:
+  description: The lock's record after the task (O(state=present)) or the one released (O(state=absent)).
+  returned: always
+  type: dict
+  contains:
+    owner:
+      description: The owner's id.
+      type: str
+    since:
+      description: When the lock was taken (seconds since the epoch).
+      type: float
+    boot_id:
+      description: The host's boot id when the lock was taken.
+      type: str
+taken_over:
+  description: The abandoned lock replaced by this one, with the C(reason) it was taken to be abandoned; null when none.
+  returned: when O(state=present)
+  type: dict
+  sample: {"owner": "20261125T080102-4711", "since": 1795000000.0, "boot_id": "3f0c...", "reason": "taken before the host's last boot"}
+"""
+
+import os
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.roce.fabric.plugins.module_utils.common.private import PrivateDirError
+from ansible_collections.roce.fabric.plugins.module_utils.common.run_lock import OWNER_RE, LockHeld, release, take
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            path=dict(type="path", required=True),
+            owner=dict(type="str", required=True),
+            state=dict(type="str", default="present", choices=["present", "absent"]),
+            stale_after=dict(type="int", default=7200),
+        ),
+        supports_check_mode=True,
+    )
+    params = module.params
+    path = params["path"]
+    if not os.path.isabs(path) or "\x00" in path or os.path.basename(path) in ("", ".", ".."):
+        module.fail_json(msg="path must be an absolute file path, not %r; nothing was changed" % path)
+    if not OWNER_RE.match(params["owner"] or ""):
+        module.fail_json(msg="owner must be 1 to 128 letters, digits and _ . : @ + -, not %r; nothing was changed" % params["owner"])
+    if not 60 <= params["stale_after"] <= 604800:
+        module.fail_json(msg="stale_after %d is outside 60-604800 seconds; nothing was changed" % params["stale_after"])
+    try:
+        if params["state"] == "present":
+            changed, holder, taken_over = take(path, params["owner"], params["stale_after"], check_mode=module.check_mode)
+            module.exit_json(changed=changed, holder=holder, taken_over=taken_over,
+                             diff=dict(before=dict(held_by=(taken_over or {}).get("owner") if changed else holder.get("owner")),
+                                       after=dict(held_by=holder.get("owner"))))
+        changed, holder = release(path, params["owner"], check_mode=module.check_mode)
+        module.exit_json(changed=changed, holder=holder,
+                         diff=dict(before=dict(held_by=holder.get("owner")), after=dict(held_by=None if changed else holder.get("owner"))))
+    except LockHeld as exc:
+        module.fail_json(msg="%s is locked: %s. Another run is using this host; nothing was changed. Run again when it "
+                             "has finished, or remove the file if that run is gone." % (path, exc),
+                         failure="locked", holder=exc.holder)
+    except (PrivateDirError, IOError, OSError) as exc:
+        module.fail_json(msg="Cannot use the lock %s: %s; nothing was changed" % (path, exc))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from ansible_collections.roce.fabric.plugins.module_utils.common import run_lock
+from ansible_collections.roce.fabric.plugins.module_utils.common.private import PrivateDirError
+from ansible_collections.roce.fabric.plugins.modules import run_lock as module
+from ansible_collections.roce.fabric.tests.unit.plugins.modules.utils import run_module
+
+
+@pytest.fixture
+def lock(tmp_path):
+    return str(tmp_path / "roce-fabric" / "validate.lock")
+
+
+def test_second_owner_is_refused_and_the_lock_is_unchanged(lock):
+    """Hardening (issue 15 item 8): two validations on one host shared its ports and run directory, and the cleanup
+    of one stopped the other's test servers. The second run is now refused while the first holds the lock."""
+    assert run_lock.take(lock, "run-a", 7200, now=1000.0, current_boot="boot-1") == (
+        True, dict(owner="run-a", since=1000.0, boot_id="boot-1"), None)
+    assert oct(os.stat(os.path.dirname(lock)).st_mode & 0o777) == "0o700" and oct(os.stat(lock).st_mode & 0o777) == "0o600"
+    with pytest.raises(run_lock.LockHeld, match="held by run run-a since 1970-01-01T00:16:40Z"):
+        run_lock.take(lock, "run-b", 7200, now=1060.0, current_boot="boot-1")
+    assert json.load(open(lock))["owner"] == "run-a"
+    assert run_lock.take(lock, "run-a", 7200, now=1100.0, current_boot="boot-1")[0] is False, "the owner's own lock"
+    assert run_lock.release(lock, "run-b") == (False, dict(owner="run-a", since=1000.0, boot_id="boot-1"))
+    assert os.path.exists(lock), "another owner's lock is not released"
+    assert run_lock.release(lock, "run-a")[0] is True and not os.path.exists(lock)
+    assert run_lock.release(lock, "run-a") == (False, {})
+
+
+@pytest.mark.parametrize("boot, now, reason", [
+    ("boot-2", 1100.0, "taken before the host's last boot"),
+    ("boot-1", 1000.0 + 7201, "more than stale_after (7200 s)"),
+])
+def test_an_abandoned_lock_is_taken_over_and_named(lock, boot, now, reason):
+    run_lock.take(lock, "run-a", 7200, now=1000.0, current_boot="boot-1")
+    changed, holder, taken_over = run_lock.take(lock, "run-b", 7200, now=now, current_boot=boot)
+    assert changed and holder["owner"] == "run-b" and taken_over["owner"] == "run-a" and reason in taken_over["reason"]
+    assert json.load(open(lock))["owner"] == "run-b"
+
+
+def test_check_mode_writes_nothing_but_still_refuses(lock):
+    assert run_lock.take(lock, "run-a", 7200, check_mode=True, now=1.0, current_boot="b")[0] is True
+    assert not os.path.exists(os.path.dirname(lock)), "check mode makes no folder"
+    run_lock.take(lock, "run-a", 7200, now=1.0, current_boot="b")
+    with pytest.raises(run_lock.LockHeld):
+        run_lock.take(lock, "run-b", 7200, check_mode=True, now=2.0, current_boot="b")
+    assert run_lock.release(lock, "run-a", check_mode=True)[0] is True and os.path.exists(lock)
+
+
+def test_a_lock_planted_as_a_link_or_in_a_shared_folder_is_refused(tmp_path):
+    folder = tmp_path / "locks"
+    folder.mkdir(mode=0o700)
+    target = tmp_path / "target"
+    target.write_text("")
+    os.symlink(str(target), str(folder / "validate.lock"))
+    with pytest.raises(PrivateDirError, match="symbolic link"):
+        run_lock.take(str(folder / "validate.lock"), "run-a", 7200)
+    assert target.read_text() == ""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(str(shared), 0o777)
+    with pytest.raises(PrivateDirError, match="group or others may write"):
+        run_lock.take(str(shared / "validate.lock"), "run-a", 7200)
+
+
+@pytest.mark.parametrize("args, message", [
+    (dict(path="relative.lock", owner="run-a"), "path must be an absolute file path"),
+    (dict(owner="run a;rm"), "owner must be 1 to 128 letters"),
+    (dict(owner="run-a", stale_after=5), "stale_after 5 is outside 60-604800 seconds"),
+])
+def test_module_bad_input_changes_nothing(lock, args, message):
+    result = run_module(module.main, dict(dict(path=lock), **args))
+    assert result["failed"] is True and message in result["msg"], result
+    assert not os.path.exists(os.path.dirname(lock))
+
+
+def test_module_takes_refuses_and_releases(lock):
+    first = run_module(module.main, dict(path=lock, owner="run-a"))
+    assert first["changed"] is True and first["holder"]["owner"] == "run-a" and first["taken_over"] is None
+    assert run_module(module.main, dict(path=lock, owner="run-a"))["changed"] is False
+    refused = run_module(module.main, dict(path=lock, owner="run-b"))
+    assert refused["failed"] is True and refused["failure"] == "locked" and "held by run run-a" in refused["msg"]
+    assert refused["holder"]["owner"] == "run-a"
+    assert run_module(module.main, dict(path=lock, owner="run-a", state="absent"))["changed"] is True
+    assert not os.path.exists(lock)
