@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import signal
 import threading
 import time
 
@@ -88,14 +89,18 @@ class CommandRunner(object):
         timer = []
 
         def arm(proc):
-            # Without coreutils (ESXi's busybox may lack it): stop the process itself from here.
+            # Without coreutils (ESXi's busybox may lack it): stop the process and what it started from here. Its
+            # children are found before it is stopped (they would be re-parented after).
             def stop():
                 fired.append(True)
+                family = descendants(proc.pid)
                 proc.terminate()
+                signal_all(family, signal.SIGTERM)
                 try:
                     proc.wait(KILL_AFTER)
                 except Exception:  # pylint: disable=broad-except
                     proc.kill()
+                signal_all(family, signal.SIGKILL)
             timer.append(threading.Timer(self.timeout, stop))
             timer[0].daemon = True
             timer[0].start()
@@ -124,6 +129,43 @@ class CommandRunner(object):
         return rc, out, err
 
     render = staticmethod(render)
+
+
+def descendants(pid, proc_root="/proc"):
+    """The pids of every process below ``pid`` (children, their children, ...), read from ``/proc/<pid>/stat``;
+    ``[]`` where there is no such ``/proc``."""
+    children = {}
+    try:
+        entries = os.listdir(proc_root)
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(os.path.join(proc_root, entry, "stat")) as handle:
+                stat = handle.read()
+        except (IOError, OSError):
+            continue
+        # "pid (comm) state ppid ...": comm may hold spaces and parentheses, so read after the last ")".
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) > 1 and fields[1].isdigit():
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.append(child)
+                todo.append(child)
+    return found
+
+
+def signal_all(pids, signum):
+    for pid in pids:
+        try:
+            os.kill(pid, signum)
+        except OSError:
+            pass
 
 
 class ModuleRun(object):

@@ -13,7 +13,7 @@ import pytest
 
 from ansible.module_utils import basic
 
-from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError, descendants
 from ansible_collections.roce.fabric.tests.unit.plugins.modules.utils import set_module_args
 
 
@@ -47,12 +47,21 @@ def test_a_command_that_never_ends_is_stopped_with_its_children(module, monkeypa
     assert raised.value.details["failure"] == "timeout"
     assert runner.executed == runner.mutating == ["sh -c '%s'" % script]
     time.sleep(0.3)
+    left = sleepers(background)
+    subprocess.run(["pkill", "-f", "sleep %s" % background], check=False)
     assert sleepers(foreground) == []
-    if with_coreutils:
-        # timeout(1) signals the whole process group: the background child is gone too.
-        assert sleepers(background) == []
-    else:
-        subprocess.run(["pkill", "-f", "sleep %s" % background], check=False)
+    # The background child is gone too: timeout(1) signals the whole process group; without it, the runner stops
+    # every process below the command (hardening, issue 15: it stopped only the command itself).
+    assert left == []
+
+
+def test_descendants_reads_the_process_tree(tmp_path):
+    for pid, ppid, comm in ((1, 0, "init"), (10, 1, "sh"), (11, 10, "a) (b"), (12, 11, "sleep"), (20, 1, "other")):
+        (tmp_path / str(pid)).mkdir()
+        (tmp_path / str(pid) / "stat").write_text("%d (%s) S %d 1 1 0 -1\n" % (pid, comm, ppid))
+    (tmp_path / "self").mkdir()
+    assert sorted(descendants(10, str(tmp_path))) == [11, 12]
+    assert descendants(12, str(tmp_path)) == [] and descendants(10, str(tmp_path / "missing")) == []
 
 
 def test_a_command_that_ends_in_time_is_not_touched(module):
