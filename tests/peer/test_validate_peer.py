@@ -167,6 +167,8 @@ def test_faults_port_in_use_unreachable_pair_and_hang(vms, tmp_path):
     assert lost["server_cause"] == "timeout"
     for host in vms:
         assert perftest_processes(host) == [], "stray or hung servers left on %s" % host
+        # A run that fails at its end (a run_once check) leaves no validation lock behind on any host.
+        assert vm(host, "test -e /var/lib/roce-fabric/validate.lock")[0] == 1, "a lock outlasted the failed run on %s" % host
     # The foreign listener is not ours: still there.
     assert vm("node1", "kill %s" % listener)[0] == 0
 
