@@ -347,8 +347,13 @@ def test_work_dirs_another_user_made_first_are_refused_and_nothing_is_written(vm
         # node1 stops there; node2, whose folder is its own, goes on, and the play fails at the end.
         assert proc.returncode != 0, proc.stdout[-3000:]
         assert report is None or report["passed"] is False or "node1" not in json.dumps(report.get("tests", [])), report
-        assert ("refusing validate_work_dir /var/tmp/planted: it is owned by nobody" in proc.stdout
-                and "Nothing was run." in proc.stdout), proc.stdout[-3000:]
+        assert ("refusing /var/tmp/planted: it is owned by nobody" in proc.stdout
+                and "nothing was changed" in proc.stdout), proc.stdout[-3000:]
+        # A folder below it, where nobody may swap what lies below (/var/tmp/planted is theirs and not sticky), is
+        # refused before anything is made (issue 15: the role did not check the folders above its own).
+        result = run_module(INVENTORY, "node1", "roce.fabric.private_dir", dict(path="/var/tmp/planted/own/work"))
+        assert result.get("failed") and result["changed"] is False, result
+        assert "/var/tmp/planted above it is owned by nobody" in result["msg"], result
         result = run_module(INVENTORY, "node1", "roce.fabric.perftest",
                             dict(tool="rping", mode="server", port=7190, run_dir="/var/tmp/planted-pt", fail_on_error=False))
         assert result["passed"] is False and result["cause"] == "unsafe_run_dir", result

@@ -83,18 +83,35 @@ def check_ancestors(path, uid=None):
         current = parent
 
 
-def private_dir(path):
-    """Create ``path`` (mode 0700, parents as needed) or accept it if it is already private; returns ``path``."""
-    parent = os.path.dirname(path.rstrip("/"))
-    if parent and not os.path.isdir(parent):
-        os.makedirs(parent, 0o755)
+def private_dir(path, check_mode=False):
+    """Create ``path`` (mode 0700; missing parents 0755) or accept it if it is already private. The directories
+    above it are checked before anything is made, so a refused path leaves nothing behind. Returns whether it
+    was (or, with ``check_mode``, would be) created."""
+    path = os.path.abspath(path)
+    missing = []
+    current = path
+    while not os.path.lexists(current):
+        missing.append(current)
+        current = os.path.dirname(current)
+    if not missing:
+        check_private_dir(path)
+        return False
+    check_ancestors(missing[-1])
+    if check_mode:
+        return True
+    for parent in reversed(missing[1:]):
+        try:
+            os.mkdir(parent, 0o755)
+        except OSError as exc:
+            if exc.errno != errno.EEXIST:
+                raise PrivateDirError("%s: %s" % (parent, exc.strerror))
     try:
         os.mkdir(path, 0o700)
     except OSError as exc:
         if exc.errno != errno.EEXIST:
             raise PrivateDirError("%s: %s" % (path, exc.strerror))
     check_private_dir(path)
-    return path
+    return True
 
 
 def open_private(path, mode="r"):

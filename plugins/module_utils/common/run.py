@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import shlex
 import signal
+import sys
 import threading
 import time
 
@@ -28,6 +29,8 @@ DEFAULT_COMMAND_TIMEOUT = 300
 MAX_COMMAND_TIMEOUT = 86400
 # Seconds between the polite stop (SIGTERM) and SIGKILL.
 KILL_AFTER = 5
+# prctl(2) option that makes orphaned descendants re-parent to the caller.
+PR_SET_CHILD_SUBREAPER = 36
 
 
 def command_timeout_spec():
@@ -87,23 +90,36 @@ class CommandRunner(object):
         tool = self.timeout_tool()
         fired = []
         timer = []
+        started_at = []
+        become_subreaper()
 
         def arm(proc):
-            # Without coreutils (ESXi's busybox may lack it): stop the process and what it started from here. Its
-            # children are found before it is stopped (they would be re-parented after).
+            # The command's start, to tell the processes it left behind (re-parented to this one, see
+            # become_subreaper) from anything else this module started.
+            since = start_time(proc.pid)
+
             def stop():
+                # Without coreutils (ESXi's busybox may lack it): stop the process and what it started from here. Its
+                # children are found before it is stopped (they would be re-parented after).
                 fired.append(True)
-                family = descendants(proc.pid)
+                family = command_family(proc.pid, since)
                 proc.terminate()
                 signal_all(family, signal.SIGTERM)
                 try:
                     proc.wait(KILL_AFTER)
                 except Exception:  # pylint: disable=broad-except
                     proc.kill()
-                signal_all(family, signal.SIGKILL)
-            timer.append(threading.Timer(self.timeout, stop))
+                signal_all(command_family(proc.pid, since) + family, signal.SIGKILL)
+
+            def backstop():
+                fired.append(True)
+                # With coreutils: timeout(1) stops the command's process group, but not a child that left it
+                # (setsid, a double fork) and still holds its output open, which would keep run_command waiting.
+                signal_all([proc.pid] + command_family(proc.pid, since), signal.SIGKILL)
+            timer.append(threading.Timer(self.timeout + (KILL_AFTER + 2 if tool else 0), backstop if tool else stop))
             timer[0].daemon = True
             timer[0].start()
+            started_at.append(since)
 
         started = time.monotonic()
         try:
@@ -112,7 +128,7 @@ class CommandRunner(object):
                 environ_update=dict(LOCALE_ENV),
                 expand_user_and_vars=False,
                 data=data,
-                before_communicate_callback=None if tool else arm,
+                before_communicate_callback=arm,
             )
         finally:
             for item in timer:
@@ -122,6 +138,8 @@ class CommandRunner(object):
             self.mutating.append(line)
         # timeout(1) exits 124 when it stopped the command, 137 when it had to kill it.
         if fired or (tool and rc in (124, 137) and time.monotonic() - started >= self.timeout - 0.5):
+            # What the stopped command left running, re-parented to this process, goes too.
+            signal_all(command_family(None, started_at[0] if started_at else None), signal.SIGKILL)
             raise FabricError(
                 "%s did not finish within %d seconds and was stopped (raise command_timeout if the device is just slow)%s"
                 % (line, self.timeout, "; it may have changed part of what it was asked to" if mutating else ""),
@@ -131,14 +149,14 @@ class CommandRunner(object):
     render = staticmethod(render)
 
 
-def descendants(pid, proc_root="/proc"):
-    """The pids of every process below ``pid`` (children, their children, ...), read from ``/proc/<pid>/stat``;
-    ``[]`` where there is no such ``/proc``."""
-    children = {}
+def process_table(proc_root="/proc"):
+    """``{pid: (ppid, start time in clock ticks since boot)}`` of every process, read from ``/proc/<pid>/stat``;
+    ``{}`` where there is no such ``/proc``."""
+    table = {}
     try:
         entries = os.listdir(proc_root)
     except OSError:
-        return []
+        return table
     for entry in entries:
         if not entry.isdigit():
             continue
@@ -147,10 +165,35 @@ def descendants(pid, proc_root="/proc"):
                 stat = handle.read()
         except (IOError, OSError):
             continue
-        # "pid (comm) state ppid ...": comm may hold spaces and parentheses, so read after the last ")".
-        fields = stat[stat.rfind(")") + 2:].split()
+        fields = _stat_fields(stat)
         if len(fields) > 1 and fields[1].isdigit():
-            children.setdefault(int(fields[1]), []).append(int(entry))
+            start = fields[19] if len(fields) > 19 and fields[19].isdigit() else "0"
+            table[int(entry)] = (int(fields[1]), int(start))
+    return table
+
+
+def _stat_fields(stat):
+    # "pid (comm) state ppid ... starttime(22nd) ...": comm may hold spaces and parentheses, so read after the last
+    # ")"; field N is then at index N - 3.
+    return stat[stat.rfind(")") + 2:].split()
+
+
+def start_time(pid, proc_root="/proc"):
+    """When ``pid`` started (clock ticks since boot), 0 where unknown."""
+    try:
+        with open(os.path.join(proc_root, str(pid), "stat")) as handle:
+            fields = _stat_fields(handle.read())
+    except (IOError, OSError):
+        return 0
+    return int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else 0
+
+
+def descendants(pid, proc_root="/proc", table=None):
+    """The pids of every process below ``pid`` (children, their children, ...)."""
+    table = process_table(proc_root) if table is None else table
+    children = {}
+    for child, (parent, _start) in table.items():
+        children.setdefault(parent, []).append(child)
     found, todo = [], [pid]
     while todo:
         for child in children.get(todo.pop(), []):
@@ -158,6 +201,42 @@ def descendants(pid, proc_root="/proc"):
                 found.append(child)
                 todo.append(child)
     return found
+
+
+def command_family(pid, since, me=None, proc_root="/proc"):
+    """What a command started: the processes below ``pid`` (None once it has ended), and those that left it (a
+    double fork, setsid) and were re-parented to this process (``me``) because it is their subreaper, started at
+    or after ``since`` (the command's start time, clock ticks since boot) and not ``pid`` itself."""
+    if since is None:
+        return []
+    table = process_table(proc_root)
+    me = os.getpid() if me is None else me
+    roots = [] if pid is None else [pid]
+    roots += [child for child, (parent, start) in table.items() if parent == me and child != pid and start >= since]
+    found = [root for root in roots if root != pid]
+    for root in roots:
+        found += [child for child in descendants(root, table=table) if child not in found]
+    return found
+
+
+_SUBREAPER = []
+
+
+def become_subreaper():
+    """Make this process the subreaper of what it starts (Linux): a process that detaches from a command (double
+    fork, daemon) is then re-parented here instead of to init, where ``command_family`` finds it. Once per
+    process; a no-op elsewhere."""
+    if _SUBREAPER:
+        return _SUBREAPER[0]
+    done = False
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+            done = ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        except (ImportError, OSError, AttributeError):
+            done = False
+    _SUBREAPER.append(done)
+    return done
 
 
 def signal_all(pids, signum):

@@ -13,7 +13,8 @@ import pytest
 
 from ansible.module_utils import basic
 
-from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError, descendants
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import (
+    CommandRunner, FabricError, command_family, descendants, start_time)
 from ansible_collections.roce.fabric.tests.unit.plugins.modules.utils import set_module_args
 
 
@@ -53,6 +54,46 @@ def test_a_command_that_never_ends_is_stopped_with_its_children(module, monkeypa
     # The background child is gone too: timeout(1) signals the whole process group; without it, the runner stops
     # every process below the command (hardening, issue 15: it stopped only the command itself).
     assert left == []
+
+
+@pytest.mark.parametrize("with_coreutils", [True, False])
+def test_a_child_that_detached_from_a_stopped_command_is_stopped_too(module, monkeypatch, with_coreutils):
+    """Hardening (issue 15): a child that left the command's process group and its parent (setsid in a subshell
+    that exits, a double fork) was re-parented to init, where neither timeout(1) nor the runner's own timer found
+    it; holding the command's output open, it also kept run_command waiting until it ended."""
+    if not with_coreutils:
+        real = module.get_bin_path
+        monkeypatch.setattr(module, "get_bin_path", lambda name, *a, **kw: None if name == "timeout" else real(name, *a, **kw))
+    runner = CommandRunner(module, timeout=1)
+    detached, foreground = ("%d.%d" % (n, os.getpid()) for n in (720 + with_coreutils, 730 + with_coreutils))
+    script = "(setsid sleep %s &); exec sleep %s" % (detached, foreground)
+    started = time.monotonic()
+    try:
+        with pytest.raises(FabricError) as raised:
+            runner.run(["sh", "-c", script])
+        elapsed = time.monotonic() - started
+        time.sleep(0.3)
+        left = sleepers(detached)
+    finally:
+        subprocess.run(["pkill", "-f", "sleep %s" % detached], check=False)
+    assert raised.value.details["failure"] == "timeout"
+    # Bounded by the timeout, timeout(1)'s grace period and the runner's backstop, not by the detached child.
+    assert elapsed < 12, elapsed
+    assert left == [] and sleepers(foreground) == []
+
+
+def test_a_command_family_is_what_it_started_and_what_detached_from_it(tmp_path):
+    """The processes a stopped command leaves: below it, and those re-parented to the module (its subreaper) since
+    the command started; not the module's older children."""
+    for pid, ppid, start in ((1, 0, 1), (50, 1, 10), (60, 50, 20), (61, 60, 21), (70, 50, 30), (71, 70, 31),
+                             (40, 50, 5), (41, 40, 6)):
+        (tmp_path / str(pid)).mkdir()
+        fields = ["S", str(ppid)] + ["0"] * 17 + [str(start), "0"]
+        (tmp_path / str(pid) / "stat").write_text("%d (p %d) %s\n" % (pid, pid, " ".join(fields)))
+    assert start_time(60, str(tmp_path)) == 20 and start_time(99, str(tmp_path)) == 0
+    assert sorted(command_family(60, 20, me=50, proc_root=str(tmp_path))) == [61, 70, 71]
+    assert sorted(command_family(None, 20, me=50, proc_root=str(tmp_path))) == [60, 61, 70, 71]
+    assert command_family(60, None, me=50, proc_root=str(tmp_path)) == []
 
 
 def test_descendants_reads_the_process_tree(tmp_path):
