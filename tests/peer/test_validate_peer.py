@@ -465,8 +465,33 @@ def test_mpi_ssh_trust_keeps_host_key_checking(mpi_ready, tmp_path):
     assert [vm(h, "cat /root/.ssh/authorized_keys /root/.ssh/known_hosts")[1] for h in HOSTS] == before
 
 
-def test_collectives_across_the_vms_through_mpirun(mpi_ready, tmp_path):
-    proc, report = playbook(tmp_path, json.dumps(MPI_VARS))
+MPI_USER = "rocempi"
+
+
+def test_collectives_across_the_vms_through_mpirun_as_a_dedicated_user(mpi_ready, tmp_path):
+    """The collectives through mpirun, launched as a dedicated MPI user as a site that closes root logins between
+    hosts runs them (issue 15 item 12: with validate_mpi_ssh_user set, the role made that user's key as root and
+    left it root's, and mpirun still ran as root). Root's own trust is not touched."""
+    for host in HOSTS:
+        rc, out = vm(host, "id %s >/dev/null 2>&1 || useradd -m -s /bin/bash %s" % (MPI_USER, MPI_USER))
+        assert rc == 0, out
+    root_trust = [vm(h, "cat /root/.ssh/authorized_keys /root/.ssh/known_hosts")[1] for h in HOSTS]
+    try:
+        proc, report = playbook(tmp_path, json.dumps(dict(MPI_VARS, validate_mpi_ssh_user=MPI_USER)))
+        check_collectives(proc, report)
+        for host in HOSTS:
+            rc, out = vm(host, "stat -c '%U %a %n' /home/{0}/.ssh /home/{0}/.ssh/*".format(MPI_USER))
+            assert rc == 0 and len(out.splitlines()) == 5, out
+            assert all(line.startswith(MPI_USER + " ") for line in out.splitlines()), out
+            assert "%s 700 /home/%s/.ssh\n" % (MPI_USER, MPI_USER) in out and "600 /home/%s/.ssh/id_ed25519_roce_mpi\n" % MPI_USER in out
+            assert 'from="10.78.0.' in vm(host, "cat /home/%s/.ssh/authorized_keys" % MPI_USER)[1]
+        assert [vm(h, "cat /root/.ssh/authorized_keys /root/.ssh/known_hosts")[1] for h in HOSTS] == root_trust
+    finally:
+        for host in HOSTS:
+            vm(host, "pkill -u %s; userdel -r %s 2>/dev/null; true" % (MPI_USER, MPI_USER))
+
+
+def check_collectives(proc, report):
     # The stand-in is not NCCL: its run has no NCCL log, which the log check must flag.
     assert proc.returncode != 0 and "node1 nccl all_reduce (mpi, 2 hosts)" in proc.stdout, proc.stdout[-3000:]
     checks = dict((c["name"], c) for c in report["hosts"]["node1"]["checks"])
@@ -492,7 +517,8 @@ def test_collectives_across_the_vms_through_mpirun(mpi_ready, tmp_path):
             assert abs(side["busbw"] - algbw * factor) <= 0.006 + 0.01 * algbw, row
         assert table["avg_busbw"] > 0 and table["wrong_total"] == 0
         command = check["command"]
-        assert command.startswith("/usr/bin/mpirun --allow-run-as-root --mca coll_hcoll_enable 0 "
+        # Not root: mpirun would refuse to run as root without --allow-run-as-root.
+        assert command.startswith("/usr/bin/mpirun --mca coll_hcoll_enable 0 "
                                   "--mca oob_tcp_if_include enp1s0 --mca btl_tcp_if_include enp1s0")
         assert "-H 10.78.0.1:1 -x HCOLL_ENABLE_MCAST_ALL=0" in command
         assert "/usr/bin/numactl --cpunodebind=0 --membind=0 %s/%s -b 64K -e 1M" % (STANDIN_DIR, perf) in command
@@ -540,7 +566,8 @@ def test_mpi_ssh_absent_removes_the_trust_and_bad_options_change_nothing(mpi_rea
     state = "cat /root/.ssh/authorized_keys /root/.ssh/known_hosts; ls /root/.ssh"
     before = [vm(h, state)[1] for h in HOSTS]
     for bad in (dict(validate_mpi_ssh_forced_command="/bin/true\nssh-ed25519 AAAA"),
-                dict(validate_mpi_ssh_from_extra=['10.0.0.1",command="/bin/sh'])):
+                dict(validate_mpi_ssh_from_extra=['10.0.0.1",command="/bin/sh']),
+                dict(validate_mpi_ssh_user="nosuchmpi")):
         proc, _report = playbook(tmp_path / "bad", json.dumps(dict(MPI_VARS, validate_nccl=False, **bad)))
         assert proc.returncode != 0 and "nothing was changed" in proc.stdout, proc.stdout[-2000:]
         assert [vm(h, state)[1] for h in HOSTS] == before

@@ -160,4 +160,7 @@ def write_private_record(path, data):
     tmp = path + ".tmp"
     with open_private(tmp, "w") as handle:
         json.dump(data, handle, sort_keys=True)
+        # On disk before it takes the record's name: records are written just before a reboot or a power cycle.
+        handle.flush()
+        os.fsync(handle.fileno())
     os.rename(tmp, path)

@@ -38,7 +38,8 @@ def read_holder(path):
     """The lock's record (``owner``, ``since``, ``boot_id``), ``{}`` when there is no lock; a link is refused."""
     text = read_private(path)
     if not text.strip():
-        return {}
+        # An empty file is not a lock: a host that lost power while one was being written can leave one.
+        return dict(owner="?", since=0, boot_id="", unreadable=True) if os.path.lexists(path) else {}
     try:
         holder = json.loads(text)
     except ValueError:
@@ -83,14 +84,21 @@ def take(path, owner, stale_after, check_mode=False, now=None, current_boot=None
         return True, mine, taken_over
     if taken_over:
         os.unlink(path)
+    # The record is written and flushed to disk under a name of its own first, then linked to the lock's name,
+    # which fails if that exists: the lock is never there without its content, even after a power loss.
+    tmp = "%s.%d.tmp" % (path, os.getpid())
+    with open_private(tmp, "w") as handle:
+        json.dump(mine, handle)
+        handle.flush()
+        os.fsync(handle.fileno())
     try:
-        handle = open_private(path, "x")
+        os.link(tmp, path)
     except OSError as exc:
         if exc.errno == errno.EEXIST:  # another run took it between the read and now
             raise LockHeld(read_holder(path), now)
         raise
-    with handle:
-        json.dump(mine, handle)
+    finally:
+        os.unlink(tmp)
     return True, mine, taken_over
 
 
@@ -103,6 +111,12 @@ def release(path, owner, check_mode=False):
         return False, holder
     if not check_mode:
         os.unlink(path)
+        # Gone for good: a host that loses power next does not bring the lock back.
+        directory = os.open(os.path.dirname(path), os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
     return True, holder
 
 

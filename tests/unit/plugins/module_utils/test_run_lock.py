@@ -48,6 +48,19 @@ def test_an_abandoned_lock_is_taken_over_and_named(lock, boot, now, reason):
     assert json.load(open(lock))["owner"] == "run-b"
 
 
+def test_an_empty_lock_file_left_by_a_power_loss_is_taken_over(lock):
+    """Found in the lab: a VM powered off just after a run left its lock file empty (created, its content and
+    its removal never written to disk). Such a file was read as no lock, and then refused the next take as
+    "held by run ?" on every run after. It is taken over now, and a lock is written whole before it gets its
+    name, so there is no empty lock file to see."""
+    os.makedirs(os.path.dirname(lock), 0o700)
+    open(lock, "w").close()
+    changed, holder, taken_over = run_lock.take(lock, "run-b", 7200, now=10.0, current_boot="b")
+    assert changed and holder["owner"] == "run-b" and taken_over["reason"] == "the lock file cannot be read"
+    assert json.load(open(lock))["owner"] == "run-b"
+    assert os.listdir(os.path.dirname(lock)) == ["validate.lock"], "no temporary file is left"
+
+
 def test_check_mode_writes_nothing_but_still_refuses(lock):
     assert run_lock.take(lock, "run-a", 7200, check_mode=True, now=1.0, current_boot="b")[0] is True
     assert not os.path.exists(os.path.dirname(lock)), "check mode makes no folder"
