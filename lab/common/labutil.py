@@ -43,9 +43,21 @@ def live_pid(pid_file):
         with open(pid_file) as handle:
             pid = int(handle.read().strip())
         os.kill(pid, 0)
-        return pid
     except (OSError, ValueError):
         return None
+    return None if zombie(pid) else pid
+
+
+def zombie(pid):
+    """Whether ``pid`` has ended and waits to be reaped. A peer's process is re-parented to PID 1 once the labctl
+    that started it exits, and a container's PID 1 may reap it only seconds later: it counts as stopped."""
+    try:
+        with open("/proc/%d/stat" % pid) as handle:
+            stat = handle.read()
+    except (IOError, OSError):
+        return False
+    fields = stat[stat.rfind(")") + 2:].split()
+    return bool(fields) and fields[0] in ("Z", "X")
 
 
 def netns_pids(netns):

@@ -2074,7 +2074,8 @@ class Listener:
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind((address, port))
         self.sock.listen(64)
-        self.sock.settimeout(0.5)
+        # How soon a stop (SIGTERM) is seen: the lab stops and starts switches between tests.
+        self.sock.settimeout(0.1)
         self.port = self.sock.getsockname()[1]
         self.transports = set()
         self.tlock = threading.Lock()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import traceback
 
 from ansible.module_utils.basic import env_fallback
@@ -20,14 +21,14 @@ from ansible_collections.roce.fabric.plugins.module_utils.common.run import Fabr
 
 NETMIKO_IMPORT_ERROR = None
 try:
-    from netmiko import ConnectHandler
     from netmiko.exceptions import NetmikoAuthenticationException, NetmikoTimeoutException, ReadTimeout
     from paramiko.ssh_exception import BadHostKeyException, SSHException
     # What a session that breaks mid-way raises.
     SESSION_ERRORS = (OSError, EOFError, ValueError, SSHException, ReadTimeout)
+    from netmiko.mellanox.mellanox_mlnxos_ssh import MellanoxMlnxosSSH
 except ImportError:
     NETMIKO_IMPORT_ERROR = traceback.format_exc()
-    ConnectHandler = None
+    MellanoxMlnxosSSH = object
     SESSION_ERRORS = (OSError, EOFError, ValueError)
 
     class NetmikoAuthenticationException(Exception):
@@ -68,6 +69,29 @@ class OnyxCliError(FabricError):
         self.kind = kind
 
 
+# The end of an Onyx CLI prompt: "switch-5e8b4c [standalone: master] > " (user), "... # " (enable, config).
+PROMPT_END = r"[>#] ?$"
+
+
+def prompt_pattern(prompt):
+    """A pattern for the prompt of this switch in every CLI mode, from the one ``find_prompt`` read."""
+    host = prompt.rstrip()[:-1].rstrip()
+    return re.escape(host) + r"(?: \((?:config)[^)]*\))? ?[>#]"
+
+
+class OnyxSSH(MellanoxMlnxosSSH):
+    """netmiko's MLNX-OS/Onyx driver, with a login that reads up to the first prompt.
+
+    netmiko's generic session preparation, which this driver inherits, reads the channel until it has been quiet
+    for 2 seconds: most of a session that only reads. Here it reads until the login banner ends with a prompt, then
+    finds the prompt and turns paging off as before."""
+
+    def session_preparation(self):
+        self._test_channel_read(pattern=PROMPT_END)
+        self.set_base_prompt()
+        self.disable_paging()
+
+
 class OnyxSession(object):
     """Runs show and configuration commands over one login; records what it sent."""
 
@@ -89,7 +113,8 @@ class OnyxSession(object):
                                alt_key_file=known_hosts_file or "")
         else:
             self.params.update(ssh_strict=False, system_host_keys=False, alt_host_keys=False)
-        self.connect = connect or ConnectHandler
+        self.connect = connect or OnyxSSH
+        self.prompt = None
         self.conn = None
         self.logins = 0
         self.sent_show = []
@@ -100,6 +125,9 @@ class OnyxSession(object):
             self.conn = self.connect(**self.params)
             self.logins += 1
             self.conn.enable()
+            # The prompt, found once: every read ends at it, in any mode ("sw #", "sw (config) #", "sw (config
+            # interface ethernet 1/1) #"); netmiko would otherwise look for it again before each command.
+            self.prompt = prompt_pattern(self.conn.find_prompt())
         except NetmikoAuthenticationException as exc:
             raise OnyxCliError("auth", "Authentication to %s as %s failed: %s" % (self.params["host"], self.params["username"], _first_line(exc)))
         except (NetmikoTimeoutException, BadHostKeyException) + SESSION_ERRORS as exc:
@@ -145,7 +173,8 @@ class OnyxSession(object):
         self.refuse_control_characters([command])
         self.sent_show.append(command)
         try:
-            output = self.conn.send_command(command, read_timeout=self.params["timeout"])
+            output = self.conn.send_command(command, read_timeout=self.params["timeout"],
+                                            expect_string=self.prompt)
         except SESSION_ERRORS as exc:
             raise OnyxCliError("dropped", "The session to %s ended during '%s': %s" % (self.params["host"], command, _first_line(exc)))
         if output.lstrip().startswith(self.ERROR_MARK):

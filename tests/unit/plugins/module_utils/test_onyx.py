@@ -292,6 +292,9 @@ class RecordingConnection(object):
     def enable(self):
         pass
 
+    def find_prompt(self):
+        return "switch #"
+
     def config_mode(self):
         self.sent.append("configure terminal")
 

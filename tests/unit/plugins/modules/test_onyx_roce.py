@@ -51,7 +51,14 @@ class FakeSwitch(object):
     def enable(self):
         return ""
 
-    def send_command(self, command, read_timeout=None):
+    def find_prompt(self):
+        # The enable prompt as the Onyx manual prints it.
+        return "switch #"
+
+    def send_command(self, command, read_timeout=None, expect_string=None):
+        # Every read ends at the prompt found once after login, not at one netmiko looks up again.
+        assert expect_string == _onyx_cli.prompt_pattern("switch #"), expect_string
+        assert re.search(expect_string, "switch (config interface ethernet 1/1-1/4) # "), expect_string
         answers = {
             "show version | json-print": json.dumps({"Product name": "Onyx", "Product release": self.release}),
             "show running-config": self.running,
@@ -105,7 +112,7 @@ def switch(monkeypatch):
 
 
 def install(monkeypatch, fake):
-    monkeypatch.setattr(_onyx_cli, "ConnectHandler", fake)
+    monkeypatch.setattr(_onyx_cli, "OnyxSSH", fake)
     monkeypatch.setattr(onyx_roce, "NETMIKO_IMPORT_ERROR", None)
 
 
