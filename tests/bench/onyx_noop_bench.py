@@ -17,7 +17,6 @@ of its own.
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,7 +28,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "lab"))
 sys.path.insert(0, HERE)
 from door import Lab  # noqa: E402  pylint: disable=wrong-import-position
-from onyx_bench import SETUP, counters, write_inventory  # noqa: E402  pylint: disable=wrong-import-position
+from onyx_bench import SETUP, counters, play, write_inventory  # noqa: E402  pylint: disable=wrong-import-position
 
 TASK = {"roce.fabric.onyx_roce": {"roce_mode": SETUP["onyx_switch_roce_mode"], "vlans": SETUP["onyx_switch_vlans"],
                                   "ports": SETUP["onyx_switch_ports"], "pfc": SETUP["onyx_switch_pfc"]}}
@@ -41,18 +40,9 @@ def playbook(path, task):
     return path
 
 
-def timed(inventory, book, forks, limit=None):
-    argv = ["ansible-playbook", "-i", inventory, book, "-f", str(forks)]
-    if limit:
-        argv += ["--limit", limit]
-    started = time.time()
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, cwd=REPO)
-    return time.time() - started
-
-
 def series(label, runs, inventory, book, forks, lab, names, limit=None):
     before = counters(lab, names)
-    seconds = [timed(inventory, book, forks, limit) for _ in range(runs)]
+    seconds = [play(inventory, book, forks, limit) for _ in range(runs)]
     after = counters(lab, names)
     row = dict(label=label, median=statistics.median(seconds), low=min(seconds), high=max(seconds), runs=runs,
                logins=(after["logins"] - before["logins"]) // runs,
@@ -81,7 +71,7 @@ def main():
     print("%d simulated switches (32 ports each) up in %.1f s; load average %s" % (
         args.switches, time.time() - started, " ".join("%.2f" % x for x in os.getloadavg())), flush=True)
     try:
-        timed(inventory, configure, args.forks)
+        play(inventory, configure, args.forks)
         rows = [
             series("Ansible alone (a task that does nothing)", args.runs, inventory, floor, 1, lab, names[:1], names[0]),
             series("onyx_roce no-op, one switch", args.runs, inventory, configure, 1, lab, names[:1], names[0]),

@@ -24,6 +24,12 @@ def module():
         yield basic.AnsibleModule(argument_spec=dict(command_timeout=dict(type="int")))
 
 
+def without_coreutils(module, monkeypatch):
+    """A target without coreutils timeout (ESXi's busybox may lack it): the runner stops the process itself."""
+    real = module.get_bin_path
+    monkeypatch.setattr(module, "get_bin_path", lambda name, *a, **kw: None if name == "timeout" else real(name, *a, **kw))
+
+
 def sleepers(duration):
     out = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True).stdout
     return [line for line in out.splitlines() if line.strip() == "sleep %s" % duration]
@@ -32,9 +38,7 @@ def sleepers(duration):
 @pytest.mark.parametrize("with_coreutils", [True, False])
 def test_a_command_that_never_ends_is_stopped_with_its_children(module, monkeypatch, with_coreutils):
     if not with_coreutils:
-        # A target without coreutils timeout (ESXi's busybox may lack it): the runner stops the process itself.
-        real = module.get_bin_path
-        monkeypatch.setattr(module, "get_bin_path", lambda name, *a, **kw: None if name == "timeout" else real(name, *a, **kw))
+        without_coreutils(module, monkeypatch)
     runner = CommandRunner(module, timeout=1)
     # Durations no other process has, so the test finds exactly its own sleepers.
     background, foreground = ("%d.%d" % (n, os.getpid()) for n in (700 + with_coreutils, 710 + with_coreutils))
@@ -62,8 +66,7 @@ def test_a_child_that_detached_from_a_stopped_command_is_stopped_too(module, mon
     that exits, a double fork) was re-parented to init, where neither timeout(1) nor the runner's own timer found
     it; holding the command's output open, it also kept run_command waiting until it ended."""
     if not with_coreutils:
-        real = module.get_bin_path
-        monkeypatch.setattr(module, "get_bin_path", lambda name, *a, **kw: None if name == "timeout" else real(name, *a, **kw))
+        without_coreutils(module, monkeypatch)
     runner = CommandRunner(module, timeout=1)
     detached, foreground = ("%d.%d" % (n, os.getpid()) for n in (720 + with_coreutils, 730 + with_coreutils))
     script = "(setsid sleep %s &); exec sleep %s" % (detached, foreground)
