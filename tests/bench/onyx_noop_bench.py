@@ -42,7 +42,7 @@ def playbook(path, task):
 
 def series(label, runs, inventory, book, forks, lab, names, limit=None):
     before = counters(lab, names)
-    seconds = [play(inventory, book, forks, limit) for _ in range(runs)]
+    seconds = [play(inventory, book, forks, limit) for dummy in range(runs)]
     after = counters(lab, names)
     row = dict(label=label, median=statistics.median(seconds), low=min(seconds), high=max(seconds), runs=runs,
                logins=(after["logins"] - before["logins"]) // runs,
