@@ -354,6 +354,20 @@ def test_work_dirs_another_user_made_first_are_refused_and_nothing_is_written(vm
         result = run_module(INVENTORY, "node1", "roce.fabric.private_dir", dict(path="/var/tmp/planted/own/work"))
         assert result.get("failed") and result["changed"] is False, result
         assert "/var/tmp/planted above it is owned by nobody" in result["msg"], result
+        # The module's own contract on the VM: check mode makes nothing, then made once (0700, root's), then no
+        # change, then removed (also in check mode first), then no change.
+        own = dict(path="/var/tmp/roce-fabric-own/work")
+        checked = run_module(INVENTORY, "node1", "roce.fabric.private_dir", own, check=True)
+        assert checked["changed"] is True and vm("node1", "test -e /var/tmp/roce-fabric-own")[0] == 1, checked
+        assert run_module(INVENTORY, "node1", "roce.fabric.private_dir", own)["changed"] is True
+        assert vm("node1", "stat -c '%U %a' /var/tmp/roce-fabric-own/work")[1].strip() == "root 700"
+        assert run_module(INVENTORY, "node1", "roce.fabric.private_dir", own)["changed"] is False
+        gone = dict(own, state="absent")
+        assert run_module(INVENTORY, "node1", "roce.fabric.private_dir", gone, check=True)["changed"] is True
+        assert vm("node1", "test -d /var/tmp/roce-fabric-own/work")[0] == 0
+        assert run_module(INVENTORY, "node1", "roce.fabric.private_dir", gone)["changed"] is True
+        assert run_module(INVENTORY, "node1", "roce.fabric.private_dir", gone)["changed"] is False
+        assert vm("node1", "test -e /var/tmp/roce-fabric-own/work")[0] == 1
         result = run_module(INVENTORY, "node1", "roce.fabric.perftest",
                             dict(tool="rping", mode="server", port=7190, run_dir="/var/tmp/planted-pt", fail_on_error=False))
         assert result["passed"] is False and result["cause"] == "unsafe_run_dir", result
@@ -361,7 +375,7 @@ def test_work_dirs_another_user_made_first_are_refused_and_nothing_is_written(vm
         assert vm("node1", state) == before and before[1].startswith("keep\n")
         assert vm("node1", "ls /root/7190.* 2>/dev/null; pgrep -x rping")[1].strip() == ""
     finally:
-        vm("node1", "rm -rf /var/tmp/planted /var/tmp/planted-pt /root/victim")
+        vm("node1", "rm -rf /var/tmp/planted /var/tmp/planted-pt /root/victim /var/tmp/roce-fabric-own")
 
 
 def plant_lock(owner, boot):
