@@ -16,6 +16,7 @@ lab through ``lab/door.py``, never through a peer's files.
 |---|---|---|
 | ``netns_host`` | firmware | ``firmware/peer_host.py``: a server with ConnectX adapters and the firmware simulator |
 | ``onyx_switch`` | onyx | ``onyx/peer_onyx.py``: the Onyx CLI simulator behind SSH |
+| ``nvue_switch`` | nvue | ``nvue/peer_nvue.py``: the NVUE REST API simulator (Cumulus Linux) over HTTPS |
 | ``vcsim`` | esxi | ``esxi/peer_vcsim.py``: vCenter (govmomi's vcsim with the lab's additions) |
 | ``esxi_shell`` | esxi | ``esxi/peer_esxi.py``: an ESXi shell with the esxcli stand-in |
 | ``qemu_vm`` | rdma | ``rdma/peer_qemu.py``: a Debian VM with Soft-RoCE |
@@ -34,7 +35,7 @@ import yaml
 
 # One folder per device family: its simulator and its peer; shared helpers in common/.
 HERE = os.path.dirname(os.path.abspath(__file__))
-for _family in ("common", "firmware", "onyx", "esxi", "rdma", "k8s"):
+for _family in ("common", "firmware", "onyx", "nvue", "esxi", "rdma", "k8s"):
     sys.path.insert(0, os.path.join(HERE, _family))
 
 # pylint: disable=wrong-import-position
@@ -42,6 +43,7 @@ from labutil import quiet, run  # noqa: E402
 from peer_esxi import EsxiShell  # noqa: E402
 from peer_host import NetnsHost  # noqa: E402
 from peer_kube import KubeApiserver  # noqa: E402
+from peer_nvue import NvueSwitch  # noqa: E402
 from peer_onyx import OnyxSwitch  # noqa: E402
 from peer_qemu import QemuVm  # noqa: E402
 from peer_vcsim import Vcsim  # noqa: E402
@@ -181,7 +183,7 @@ class Lab(object):
 
 
 # Every peer kind, each from its family's folder and each a subclass of peer.Peer.
-PEERS = dict((cls.kind, cls) for cls in (NetnsHost, OnyxSwitch, Vcsim, EsxiShell, QemuVm, KubeApiserver))
+PEERS = dict((cls.kind, cls) for cls in (NetnsHost, OnyxSwitch, NvueSwitch, Vcsim, EsxiShell, QemuVm, KubeApiserver))
 
 
 def main(argv=None):

@@ -31,16 +31,19 @@ CONNECTION_VARS = (
 
 
 class ActionModule(ActionBase):
+    """The switch modules' action: the module on the controller, its connection options from inventory."""
 
     TRANSFERS_FILES = False
     _requires_connection = False
+    MODULE = "roce.fabric.onyx_roce"
+    CONNECTION_VARS = CONNECTION_VARS
 
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result = super(ActionModule, self).run(tmp, task_vars)
         args = dict(self._task.args)
         if args.get("state", "merged") != "rendered":
-            for option, names in CONNECTION_VARS:
+            for option, names in self.CONNECTION_VARS:
                 if args.get(option) is not None:
                     continue
                 for name in names:
@@ -52,5 +55,5 @@ class ActionModule(ActionBase):
         if self._connection.transport != "local":
             self._connection = connection_loader.get("local", self._play_context, None)
         module_vars = dict(task_vars, ansible_python_interpreter=sys.executable)
-        result.update(self._execute_module(module_name="roce.fabric.onyx_roce", module_args=args, task_vars=module_vars))
+        result.update(self._execute_module(module_name=self.MODULE, module_args=args, task_vars=module_vars))
         return result

@@ -146,6 +146,32 @@ def sw2(switches):
     return switches["sw2"]
 
 
+class LabCumulus(LabPeer):
+    """A simulated Cumulus Linux switch (NVUE REST API); its state is read from outside."""
+
+    def applied(self):
+        return self.state()["applied"]
+
+    def mutating_requests(self):
+        return [r for r in self.calls() if r["method"] != "GET"]
+
+    def set_faults(self, **faults):
+        LAB.fault(self.name, **faults)
+
+
+@pytest.fixture(scope="session")
+def cumulus():
+    LAB.up("leaf1")
+    yield LabCumulus("leaf1")
+    LAB.down("leaf1")
+
+
+@pytest.fixture
+def leaf1(cumulus):
+    cumulus.reset()
+    return cumulus
+
+
 @pytest.fixture(scope="session")
 def vms():
     """The lab's QEMU VM node1 (group lab_vms), booted from a clean overlay once per session."""

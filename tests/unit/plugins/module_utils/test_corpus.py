@@ -8,6 +8,7 @@ A sample's ``%% expect:`` header line lists what the parser must read from it, a
 
 from __future__ import annotations
 
+import json
 import os
 import re
 
@@ -15,6 +16,7 @@ import pytest
 
 from ansible_collections.roce.fabric.plugins.module_utils.esxi import parsers as esxcli
 from ansible_collections.roce.fabric.plugins.module_utils.firmware import parsers as mlx
+from ansible_collections.roce.fabric.plugins.module_utils.nvue import parsers as nvue_parsers
 from ansible_collections.roce.fabric.plugins.module_utils.onyx import parsers as onyx_parsers
 from ansible_collections.roce.fabric.plugins.module_utils.qos import counters
 from ansible_collections.roce.fabric.plugins.module_utils.qos import parsers as qos_parsers
@@ -323,3 +325,30 @@ def test_counter_parsers_on_every_sample(name):
             assert values[key] == int(value), key
     else:
         raise AssertionError("no parser reads counters/%s" % name)
+
+
+# --- NVUE (Cumulus Linux) ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", corpus.samples("nvue", "revision_"))
+def test_nvue_revision_parsers_on_every_sample(name):
+    body = json.loads(corpus.read("nvue", name))
+    expect = expectations("nvue", name)
+    if "revision" in expect:
+        assert nvue_parsers.revision_id(body) == expect["revision"]
+    state, issues, _progress = nvue_parsers.revision_state(body)
+    assert state == expect["state"]
+    assert len(issues) == int(expect.get("issues", 0))
+    assert all(issues)
+
+
+@pytest.mark.parametrize("name", corpus.samples("nvue", "config_"))
+def test_nvue_config_parser_on_every_sample(name):
+    config = json.loads(corpus.read("nvue", name))
+    expect = expectations("nvue", name)
+    have = nvue_parsers.parse_config(config)
+    assert nvue_parsers.release_of(config) == expect["release"]
+    assert have["roce_mode"] == expect["roce_mode"]
+    assert have["trust"] == expect["trust"]
+    assert have["vlans"] == [int(v) for v in expect["vlans"].split(",")]
+    low, high = expect["ecn_tc0"].split("-")
+    assert have["ecn"][0] == dict(ecn="enable", min=int(low), max=int(high))

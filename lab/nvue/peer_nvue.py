@@ -1,0 +1,157 @@
+"""NVUE family: a Cumulus Linux switch as a lab peer (``roce_lab_peer: nvue_switch``).
+
+The NVUE REST API simulator ``nvuesim.py`` over HTTPS on a loopback port. Its certificate is signed by the
+lab's own CA (``<lab dir>/switches/nvue-ca.pem``, made once), so the collection checks it as it would a real
+switch's certificate signed by the site's CA (inventories/lab: ``nvue_ca_path``).
+"""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import json
+import os
+import socket
+import ssl
+import sys
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+from peer import ProcessPeer  # noqa: E402  pylint: disable=wrong-import-position
+
+NVUESIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nvuesim.py")
+
+
+def _key_pem(key):
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+
+
+def _certificate(subject, issuer, public_key, signing_key, ca, san=None):
+    now = datetime.datetime.now(datetime.timezone.utc)
+    builder = (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer).public_key(public_key)
+               .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+               .not_valid_after(now + datetime.timedelta(days=3650))
+               .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+    if san:
+        builder = builder.add_extension(x509.SubjectAlternativeName(san), critical=False)
+    return builder.sign(signing_key, hashes.SHA256())
+
+
+def tls_answers(address, port, timeout=1):
+    """Whether something completes a TLS handshake on ``address:port`` (any certificate)."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    try:
+        with socket.create_connection((address, port), timeout=timeout) as raw:
+            with context.wrap_socket(raw, server_hostname=address):
+                return True
+    except OSError:
+        return False
+
+
+class NvueSwitch(ProcessPeer):
+    """A Cumulus Linux switch: its NVUE REST API (lab/nvue/nvuesim.py) over HTTPS on loopback."""
+
+    kind = "nvue_switch"
+    state_dir = "switches"
+
+    def __init__(self, lab, name, host_vars, index):
+        super(NvueSwitch, self).__init__(lab, name, host_vars, index)
+        self.address = host_vars.get("ansible_host", "127.0.0.1")
+        if not self.address.startswith("127."):
+            raise SystemExit("lab: switch %s must listen on loopback (127.0.0.0/8), not %s" % (name, self.address))
+        self.port = int(host_vars.get("nvue_api_port", 8765))
+        self.version = str(host_vars.get("roce_lab_cumulus_version", "5.9.2"))
+        self.ports = int(host_vars.get("roce_lab_cumulus_ports", 32))
+        self.breakouts = [int(p) for p in host_vars.get("roce_lab_cumulus_breakouts", [])]
+        self.state_file = os.path.join(self.dir, "state.json")
+
+    def describe(self):
+        return "https://%s:%d, Cumulus Linux %s, %d ports" % (self.address, self.port, self.version, self.ports)
+
+    def running(self):
+        return self.pid() is not None and tls_answers(self.address, self.port)
+
+    # --- the lab's CA and the switch's certificate --------------------------------------------------------
+
+    def ca_files(self):
+        folder = os.path.join(self.lab.dir, self.state_dir)
+        return os.path.join(folder, "nvue-ca.pem"), os.path.join(folder, "nvue-ca.key")
+
+    def ensure_ca(self):
+        cert_path, key_path = self.ca_files()
+        if os.path.exists(cert_path) and os.path.exists(key_path):
+            with open(key_path, "rb") as handle:
+                key = serialization.load_pem_private_key(handle.read(), None)
+            with open(cert_path, "rb") as handle:
+                return x509.load_pem_x509_certificate(handle.read()), key
+        os.makedirs(os.path.dirname(cert_path), exist_ok=True)
+        key = ec.generate_private_key(ec.SECP256R1())
+        name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "roce.fabric lab CA")])
+        cert = _certificate(name, name, key.public_key(), key, ca=True)
+        fd = os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(_key_pem(key))
+        with open(cert_path, "wb") as handle:
+            handle.write(cert.public_bytes(serialization.Encoding.PEM))
+        return cert, key
+
+    def issue_certificate(self):
+        """A certificate for this switch's address, signed by the lab CA (made when missing)."""
+        if os.path.exists(self.path("cert.pem")) and os.path.exists(self.path("key.pem")):
+            return
+        ca_cert, ca_key = self.ensure_ca()
+        key = ec.generate_private_key(ec.SECP256R1())
+        subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, self.name)])
+        san = [x509.DNSName(self.name), x509.IPAddress(ipaddress.ip_address(self.address))]
+        cert = _certificate(subject, ca_cert.subject, key.public_key(), ca_key, ca=False, san=san)
+        fd = os.open(self.path("key.pem"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(_key_pem(key))
+        with open(self.path("cert.pem"), "wb") as handle:
+            handle.write(cert.public_bytes(serialization.Encoding.PEM))
+
+    # --- lifecycle -------------------------------------------------------------------------------------------
+
+    def start(self, keep_state=False):
+        os.makedirs(self.dir, exist_ok=True)
+        if not keep_state and os.path.exists(self.state_file):
+            os.unlink(self.state_file)
+        self.issue_certificate()
+        argv = [sys.executable, NVUESIM, "--listen", self.address, "--port", str(self.port),
+                "--username", self.vars.get("ansible_user", "cumulus"), "--password", self.vars.get("ansible_password", "cumulus"),
+                "--state-file", self.state_file, "--version", self.version, "--ports", str(self.ports),
+                "--breakouts", ",".join(str(p) for p in self.breakouts),
+                "--cert", self.path("cert.pem"), "--key", self.path("key.pem")]
+        self.spawn(argv, "nvuesim.log", lambda: tls_answers(self.address, self.port), "the NVUE simulator %s" % self.name)
+
+    # --- what the door reads and arms -----------------------------------------------------------------
+
+    def state(self):
+        """Applied and startup configuration, revisions, every request, applies, saves and armed faults."""
+        with open(self.state_file) as handle:
+            return json.load(handle)
+
+    def calls(self):
+        return self.state()["requests"]
+
+    def fault(self, **faults):
+        """``apply`` (``fail`` or ``hang``, None to clear), ``drop_after`` (requests answered before the connection
+        is closed unanswered), ``delay`` (seconds before each answer)."""
+        unknown = set(faults) - {"apply", "drop_after", "delay"}
+        if unknown:
+            raise SystemExit("lab: %s takes the faults apply, drop_after and delay, not %s" % (self.name, ", ".join(sorted(unknown))))
+        state = self.state()
+        state["faults"] = dict(dict(apply=None, drop_after=None, delay=0), **faults)
+        tmp = self.state_file + ".door"
+        with open(tmp, "w") as handle:
+            json.dump(state, handle)
+        os.replace(tmp, self.state_file)
+
+    def exec_argv(self, command):
+        raise SystemExit("lab: %s is a switch; use its NVUE API at https://%s:%d/nvue_v1/" % (self.name, self.address, self.port))

@@ -1,0 +1,27 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Runs roce.fabric.nvue_roce on the controller with the switch's inventory connection variables.
+
+A play can target Cumulus switches themselves: unless the task sets them, ``host``, ``username`` and
+``password`` come from ``ansible_host``, ``ansible_user`` and ``ansible_password``, and ``port``,
+``validate_certs`` and ``ca_path`` from ``nvue_api_port``, ``nvue_validate_certs`` and ``nvue_ca_path``.
+"""
+
+from __future__ import annotations
+
+from ansible_collections.roce.fabric.plugins.action.onyx_roce import ActionModule as SwitchAction
+
+
+class ActionModule(SwitchAction):
+
+    MODULE = "roce.fabric.nvue_roce"
+    CONNECTION_VARS = (
+        ("host", ("ansible_host", "inventory_hostname")),
+        ("port", ("nvue_api_port",)),
+        ("username", ("ansible_user",)),
+        ("password", ("ansible_password",)),
+        ("validate_certs", ("nvue_validate_certs",)),
+        ("ca_path", ("nvue_ca_path",)),
+    )

@@ -1,0 +1,234 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""NVIDIA Cumulus Linux (NVUE): pure parsers of the NVUE REST API's JSON and of inventory port names.
+
+PRIVATE to the roce.fabric collection: may change without notice.
+
+The object paths are NVUE's (the same tree ``nv set``, ``nv config show -o json`` and ``/nvue_v1/`` use):
+
+- ``qos.roce`` (``enable``, ``mode``): Cumulus Linux 5.0 and later;
+- ``qos.mapping.default-global.trust``, ``qos.pfc.default-global``, ``qos.congestion-control.default-global``:
+  NVUE objects from Cumulus Linux 5.3 (before, QoS beyond ``qos roce`` lives in ``qos_features.conf``);
+- ``bridge.domain.br_default.vlan``, ``interface.<swp>.bridge.domain.br_default.access|vlan``,
+  ``interface.<swp>.link.mtu|state``.
+"""
+
+from __future__ import annotations
+
+import re
+
+try:
+    from ansible.module_utils.compat.version import LooseVersion
+except ImportError:  # pragma: no cover - ansible-core before 2.12
+    from distutils.version import LooseVersion  # pylint: disable=deprecated-module
+
+ROCE_MODES = ("lossless", "lossy", "lossless-single-ipool", "disabled")
+TRUST_MODES = ("l2", "l3", "both", "port")
+# Releases from which NVUE has an object (the Cumulus Linux user guides and command references).
+QOS_OBJECTS_VERSION = "5.3.0"       # qos mapping / pfc / congestion-control ("Introduced in Cumulus Linux 5.3.0")
+SINGLE_IPOOL_VERSION = "5.12.0"     # mode lossless-single-ipool: first in the 5.12 guide (5.10's has lossless and lossy)
+REST_DEFAULT_VERSION = "5.6.0"      # the REST API listens by default from 5.6; before, an operator enables it
+MTU_MIN = 552
+MTU_MAX = 9216
+VLAN_MIN = 1
+VLAN_MAX = 4094
+# VLANs Cumulus keeps for itself (system.global.reserved.vlan.internal.range of a 5.5 switch: 3725-3999).
+RESERVED_VLANS = (3725, 3999)
+BRIDGE = "br_default"
+PROFILE = "default-global"
+# States of a revision (NVUE API guide): pending until applied; apply/applying while it runs; then applied, or
+# invalid / ays_fail / apply_fail with the reasons in transition.issue.
+DONE_STATES = ("applied",)
+FAILED_STATES = ("invalid", "ays_fail", "apply_fail", "failed", "ignore_fail")
+RUNNING_STATES = ("pending", "apply", "applying", "confirm", "ays", "confirm_fail")
+
+PORT_RE = re.compile(r"^swp([1-9][0-9]{0,2})(?:s([0-7]))?$")
+RANGE_RE = re.compile(r"^swp([1-9][0-9]{0,2})(?:s([0-7]))?-(?:swp)?([1-9][0-9]{0,2})(?:s([0-7]))?$")
+VERSION_RE = re.compile(r"(\d+\.\d+(?:\.\d+)*)")
+
+
+class NvueInputError(ValueError):
+    """Input the module refuses before it reaches a switch."""
+
+
+def version_at_least(release, minimum):
+    """Compare Cumulus Linux releases numerically (5.10.0 is newer than 5.9.2)."""
+    return LooseVersion(str(release)) >= LooseVersion(str(minimum))
+
+
+def release_of(config):
+    """The release from the root document's ``header.version`` (``"Cumulus Linux 5.5.0"`` -> ``"5.5.0"``)."""
+    header = (config or {}).get("header") or {}
+    match = VERSION_RE.search(str(header.get("version", "")))
+    if not match:
+        raise ValueError("the switch's configuration has no header.version naming a Cumulus Linux release")
+    return match.group(1)
+
+
+# --- port names ----------------------------------------------------------------------------------------------
+
+def port_key(name):
+    match = PORT_RE.match(name)
+    return (int(match.group(1)), int(match.group(2)) if match.group(2) is not None else -1)
+
+
+def sort_ports(ports):
+    return sorted(set(ports), key=port_key)
+
+
+def expand_ports(spec):
+    """``swp1-4`` -> swp1..swp4, ``swp1s0-swp1s3`` -> the four breakouts, ``swp7`` -> swp7; raises NvueInputError."""
+    spec = str(spec).strip()
+    if PORT_RE.match(spec):
+        return [spec]
+    match = RANGE_RE.match(spec)
+    if not match:
+        raise NvueInputError("'%s' is not a Cumulus port or range (swp1, swp1-4, swp1s0-swp1s3)" % spec)
+    first, first_sub, last, last_sub = match.groups()
+    first, last = int(first), int(last)
+    if (first_sub is None) != (last_sub is None):
+        raise NvueInputError("'%s' mixes a port and a breakout" % spec)
+    if first_sub is None:
+        if last < first:
+            raise NvueInputError("'%s' runs backwards" % spec)
+        return ["swp%d" % number for number in range(first, last + 1)]
+    if first != last or int(last_sub) < int(first_sub):
+        raise NvueInputError("'%s' is not a range of breakouts of one port" % spec)
+    return ["swp%ds%d" % (first, sub) for sub in range(int(first_sub), int(last_sub) + 1)]
+
+
+def expand_port_list(specs, what="ports"):
+    ports = []
+    for spec in specs or []:
+        for port in expand_ports(spec):
+            if port in ports:
+                raise NvueInputError("%s lists %s twice" % (what, port))
+            ports.append(port)
+    return ports
+
+
+def compress_ports(ports):
+    """swp1, swp2, swp3, swp7 -> ``swp1-3,swp7`` (the form ``nv set interface`` takes)."""
+    out = []
+    run = []
+    for port in sort_ports(ports):
+        number, sub = port_key(port)
+        if run and sub < 0 and run[-1][1] < 0 and number == run[-1][0] + 1:
+            run.append((number, sub))
+            continue
+        if run:
+            out.append(_run_text(run))
+        run = [(number, sub)] if sub < 0 else []
+        if sub >= 0:
+            out.append(port)
+    if run:
+        out.append(_run_text(run))
+    return ",".join(out)
+
+
+def _run_text(run):
+    if len(run) == 1:
+        return "swp%d" % run[0][0]
+    return "swp%d-%d" % (run[0][0], run[-1][0])
+
+
+# --- revisions -----------------------------------------------------------------------------------------------
+
+def revision_id(body):
+    """The id of a revision from the answer to ``POST /nvue_v1/revision`` (``{"<id>": {"state": "pending", ...}}``)."""
+    if isinstance(body, dict) and len(body) == 1:
+        key = next(iter(body))
+        value = body[key]
+        if isinstance(value, dict) and "state" in value:
+            return key
+    raise ValueError("the answer to creating a revision names no revision: %r" % (body,))
+
+
+def revision_state(body, rev=None):
+    """``(state, issues, progress)`` of ``GET /nvue_v1/revision/<id>``; the answer is either the revision itself
+    or, as some releases print it, an object keyed by the revision's id. ``issues`` are the issue messages."""
+    if isinstance(body, dict) and "state" not in body and len(body) == 1:
+        key = next(iter(body))
+        if rev is None or key == rev:
+            body = body[key]
+    if not isinstance(body, dict) or "state" not in body:
+        raise ValueError("the revision's answer has no state: %r" % (body,))
+    transition = body.get("transition") or {}
+    issues = []
+    raw = transition.get("issue") or {}
+    for key in sorted(raw, key=lambda k: (len(str(k)), str(k))):
+        issue = raw[key] or {}
+        message = issue.get("message") or issue.get("code") or ""
+        issues.append(str(message).strip())
+    return str(body["state"]), issues, str(transition.get("progress") or "")
+
+
+# --- the applied configuration -------------------------------------------------------------------------------
+
+def _get(tree, *path):
+    for key in path:
+        if not isinstance(tree, dict):
+            return None
+        tree = tree.get(key)
+    return tree
+
+
+def _int_or_none(value):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _link_state(link):
+    state = (link or {}).get("state")
+    if isinstance(state, dict) and state:
+        return "down" if "down" in state else "up"
+    if isinstance(state, str):
+        return state
+    return None
+
+
+def parse_config(config):
+    """The managed part of NVUE's root document (``GET /nvue_v1/?rev=applied``) as one comparable dict.
+
+    ``roce_mode`` is ``disabled`` when ``qos.roce.enable`` is off (or RoCE is unset), else the mode (NVUE's default
+    is ``lossless``). Ports are the ``swp`` interfaces the configuration names.
+    """
+    config = config or {}
+    roce = _get(config, "qos", "roce") or {}
+    enabled = str(roce.get("enable", "off")).lower() in ("on", "true", "enabled") if roce else False
+    if roce and "enable" not in roce:
+        enabled = True
+    roce_mode = (roce.get("mode") or "lossless") if enabled else "disabled"
+    vlans = sorted(_int_or_none(v) for v in (_get(config, "bridge", "domain", BRIDGE, "vlan") or {}) if _int_or_none(v))
+    pfc = _get(config, "qos", "pfc", PROFILE) or {}
+    ecn = {}
+    for tc, entry in (_get(config, "qos", "congestion-control", PROFILE, "traffic-class") or {}).items():
+        entry = entry or {}
+        ecn[int(tc)] = dict(ecn=entry.get("ecn"), min=_int_or_none(entry.get("min-threshold")),
+                            max=_int_or_none(entry.get("max-threshold")))
+    ports = {}
+    for name, entry in (config.get("interface") or {}).items():
+        if not PORT_RE.match(name):
+            continue
+        entry = entry or {}
+        link = entry.get("link") or {}
+        domain = _get(entry, "bridge", "domain", BRIDGE)
+        ports[name] = dict(
+            mtu=_int_or_none(link.get("mtu")),
+            state=_link_state(link),
+            access=_int_or_none((domain or {}).get("access")),
+            vlans=sorted(_int_or_none(v) for v in ((domain or {}).get("vlan") or {}) if _int_or_none(v)),
+            bridged=domain is not None,
+        )
+    return dict(
+        roce_mode=roce_mode,
+        vlans=vlans,
+        trust=_get(config, "qos", "mapping", PROFILE, "trust"),
+        pfc=dict(priorities=sorted(int(p) for p in (pfc.get("switch-priority") or {})), tx=pfc.get("tx"), rx=pfc.get("rx")),
+        ecn=ecn,
+        ports=ports,
+    )

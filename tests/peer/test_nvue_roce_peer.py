@@ -1,0 +1,159 @@
+"""roce.fabric.nvue_roce against the project's NVUE REST API simulator (Cumulus Linux) over HTTPS, its certificate
+checked against the lab's CA, through the action plugin that takes the switch's inventory connection variables.
+Every case reads the switch's applied configuration and its request log from outside."""
+
+from urllib.parse import quote
+
+import pytest
+
+MODULE = "roce.fabric.nvue_roce"
+SEED = dict(
+    roce_mode="lossless",
+    trust="l3",
+    pfc=dict(enabled=True, priorities=[3]),
+    ecn=[dict(traffic_class=3, min_bytes=150000, max_bytes=1500000)],
+    vlans=[dict(id=111, access_ports=["swp1-4"]), dict(id=112, trunk_ports=["swp31s0-swp31s3"])],
+    ports=[dict(ports=["swp1-4", "swp31s0-swp31s3"], mtu=9216)],
+)
+
+
+def port(switch, name):
+    return switch.applied()["interface"][name]
+
+
+def unchanged(switch, before):
+    """The switch's applied and startup configuration are as they were, and no revision waits half-staged."""
+    after = switch.state()
+    assert after["applied"] == before["applied"] and after["startup"] == before["startup"]
+    assert after["applies"] == before["applies"]
+    assert [r for r, v in after["revisions"].items() if v["state"] == "pending"] == []
+
+
+def test_change_then_no_change_then_check_mode(leaf1):
+    first = leaf1.module(MODULE, dict(SEED, save=True), diff=True)
+    assert first.get("failed") is not True, first
+    assert first["changed"] is True and first["saved"] is True and first["release"] == "5.9.2"
+    assert first["revision_state"] == "applied" and first["revision"].startswith("changeset/cumulus/")
+    state = leaf1.state()
+    assert state["applies"] == 1 and state["saves"] == 1 and state["startup"] == state["applied"]
+    assert state["applied"]["qos"]["roce"] == {"enable": "on", "mode": "lossless"}
+    assert state["applied"]["qos"]["mapping"]["default-global"]["trust"] == "l3"
+    assert state["applied"]["qos"]["congestion-control"]["default-global"]["traffic-class"]["3"]["min-threshold"] == 150000
+    assert port(leaf1, "swp3")["bridge"]["domain"]["br_default"]["access"] == 111
+    assert port(leaf1, "swp31s2")["bridge"]["domain"]["br_default"]["vlan"] == {"112": {}}
+    assert port(leaf1, "swp4")["link"]["mtu"] == 9216 and "swp5" not in state["applied"]["interface"]
+    # One revision, staged with one PATCH, applied once, then saved.
+    mutating = ["%s %s" % (r["method"], r["path"]) for r in leaf1.mutating_requests()]
+    assert mutating == ["POST /nvue_v1/revision", "PATCH /nvue_v1/", "PATCH /nvue_v1/revision/%s" % quote(first["revision"], safe=""),
+                        "PATCH /nvue_v1/revision/applied"]
+    assert first["diff"]["before"]["roce_mode"] == "disabled" and first["diff"]["after"]["ports"]["swp1"]["access"] == 111
+    assert first["toggled_ports"][:4] == ["swp1", "swp2", "swp3", "swp4"] and first["switch_wide"] == ["pfc", "roce_mode"]
+
+    second = leaf1.module(MODULE, dict(SEED, save=True), diff=True)
+    assert second["changed"] is False and second["commands"] == [] and second["diff"] == dict(before={}, after={})
+    assert len(leaf1.mutating_requests()) == 4, "the no-op run changed something"
+
+    before = leaf1.state()
+    check = leaf1.module(MODULE, dict(ports=[dict(ports=["swp1-4"], mtu=4200)]), check=True)
+    assert check["changed"] is True and check["commands"] == ["nv set interface swp1-4 link mtu 4200"]
+    unchanged(leaf1, before)
+    assert len(leaf1.mutating_requests()) == 4 and before["revisions"] == leaf1.state()["revisions"]
+
+
+def test_rendered_needs_no_switch(leaf1):
+    result = leaf1.module(MODULE, dict(SEED, state="rendered", host="192.0.2.1"))
+    assert result["changed"] is False and result["commands"][0] == "nv set qos roce mode lossless"
+    assert leaf1.calls() == []
+
+
+@pytest.mark.parametrize("args, message", [
+    (dict(ports=[dict(ports=["swp1-x"], mtu=9216)]), "'swp1-x' is not a Cumulus port"),
+    (dict(ports=[dict(ports=["swp1; nv config apply"], mtu=9216)]), "is not a Cumulus port"),
+    (dict(ports=[dict(ports=["swp1-4"], mtu=9216), dict(ports=["swp4"], shutdown=True)]), "swp4 appears in two ports entries"),
+    (dict(vlans=[dict(id=3800, access_ports=["swp1"])]), "VLAN 3800 is in 3725-3999"),
+    (dict(vlans=[dict(id=4095)]), "VLAN 4095 is outside 1-4094"),
+    (dict(ports=[dict(ports=["swp1"], mtu=9300)]), "MTU 9300 of swp1 is outside 552-9216"),
+    (dict(ecn=[dict(traffic_class=3, min_bytes=1500000, max_bytes=150000)]), "min_bytes <= max_bytes"),
+    (dict(pfc=dict(priorities=[8])), "PFC priorities 8 are outside 0-7"),
+    (dict(roce_mode="turbo"), "roce_mode must be one of"),
+    (dict(roce_mode="lossless", timeout=0), "timeout 0 is outside 1-3600"),
+    (dict(roce_mode="lossless", apply_timeout=-1), "apply_timeout -1 is outside 1-3600"),
+])
+def test_bad_input_fails_before_connecting(leaf1, args, message):
+    before = leaf1.state()
+    result = leaf1.module(MODULE, args)
+    assert result.get("failed") is True and message in result["msg"], result
+    unchanged(leaf1, before)
+    assert leaf1.calls() == []
+
+
+def test_release_without_the_mode_is_refused_before_staging(leaf1):
+    before = leaf1.state()
+    result = leaf1.module(MODULE, dict(roce_mode="lossless-single-ipool"))
+    assert result["failed"] is True and "needs Cumulus Linux 5.12.0 or later" in result["msg"] and "5.9.2" in result["msg"]
+    unchanged(leaf1, before)
+    assert leaf1.mutating_requests() == []
+
+
+def test_switch_refuses_a_port_it_does_not_have(leaf1):
+    before = leaf1.state()
+    result = leaf1.module(MODULE, dict(ports=[dict(ports=["swp33", "swp2s1"], mtu=9216)]))
+    assert result["failed"] is True and result["revision_state"] == "invalid", result
+    assert "Config invalid at interface.swp33" in result["msg"] and "swp2s1 is not a port" in result["msg"]
+    assert "The applied configuration is unchanged" in result["msg"]
+    unchanged(leaf1, before)
+    assert leaf1.state()["revisions"] == {}, "the refused revision was left behind"
+
+
+def test_apply_failure_and_hang_leave_the_applied_configuration(leaf1):
+    before = leaf1.state()
+    leaf1.set_faults(apply="fail")
+    failed = leaf1.module(MODULE, SEED)
+    assert failed["failed"] is True and failed["revision_state"] == "apply_fail" and "switchd reload failed" in failed["msg"]
+    unchanged(leaf1, before)
+    leaf1.set_faults(apply="hang")
+    hung = leaf1.module(MODULE, dict(SEED, apply_timeout=2))
+    assert hung["failed"] is True and "still applying after 2 s" in hung["msg"], hung
+    state = leaf1.state()
+    assert state["applied"] == before["applied"] and state["applies"] == 0
+    leaf1.set_faults()
+    again = leaf1.module(MODULE, SEED)
+    assert again.get("failed") is not True and again["changed"] is True, again
+    assert leaf1.module(MODULE, SEED)["changed"] is False
+
+
+def test_connection_dropped_before_apply_converges(leaf1):
+    before = leaf1.state()
+    leaf1.set_faults(drop_after=2)  # the read and the revision answer, then silence
+    result = leaf1.module(MODULE, dict(SEED, timeout=5))
+    assert result["failed"] is True and "did not answer" in result["msg"], result
+    assert leaf1.state()["applied"] == before["applied"]
+    leaf1.set_faults()
+    again = leaf1.module(MODULE, SEED)
+    assert again.get("failed") is not True and again["changed"] is True
+
+
+def test_link_toggle_refused_when_not_allowed(leaf1):
+    before = leaf1.state()
+    result = leaf1.module(MODULE, dict(SEED, allow_link_toggle=False))
+    assert result["failed"] is True and "toggle the links of swp1-4" in result["msg"] and "nothing was staged" in result["msg"]
+    unchanged(leaf1, before)
+    assert leaf1.mutating_requests() == []
+
+
+def test_wrong_credentials(leaf1):
+    result = leaf1.module(MODULE, dict(SEED, password="not-the-password"))
+    assert result["failed"] is True and "HTTP 401" in result["msg"], result
+    assert "not-the-password" not in str(result)
+    assert leaf1.mutating_requests() == []
+
+
+def test_certificate_not_signed_by_a_trusted_ca_is_refused(leaf1):
+    result = leaf1.module(MODULE, dict(SEED, ca_path="/etc/ssl/certs/ca-certificates.crt"))
+    assert result["failed"] is True and "certificate" in result["msg"].lower(), result
+    assert leaf1.calls() == [], "a request reached a switch whose certificate was not trusted"
+
+
+def test_switch_down(leaf1):
+    result = leaf1.module(MODULE, dict(SEED, port=28799, timeout=5))
+    assert result["failed"] is True and "did not answer" in result["msg"], result
