@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, roce.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
@@ -201,7 +200,7 @@ class Switch(object):
 
     def create(self, user):
         stamp = datetime.datetime.now().strftime("%Y-%m-%d_%H.%M.%S")
-        rev = "changeset/%s/%s_%s" % (user, stamp, "".join(random.choice(string.ascii_uppercase + string.digits) for _ in range(4)))
+        rev = "changeset/%s/%s_%s" % (user, stamp, "".join(random.choice(string.ascii_uppercase + string.digits) for dummy in range(4)))
         self.data["revisions"][rev] = dict(state="pending", issues={}, progress="", patches=[])
         return rev
 
@@ -261,7 +260,7 @@ class Handler(BaseHTTPRequestHandler):
         if not header.startswith("Basic "):
             return None
         try:
-            user, _, password = base64.b64decode(header[6:]).decode().partition(":")
+            user, dummy, password = base64.b64decode(header[6:]).decode().partition(":")
         except (ValueError, UnicodeDecodeError):
             return None
         args = self.server.switch.args
@@ -375,7 +374,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", maxsplit=1)[0])
     parser.add_argument("--listen", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--username", required=True)

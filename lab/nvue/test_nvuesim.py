@@ -1,0 +1,171 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Self-tests of lab/nvue/nvuesim.py, the NVUE REST API simulator, over HTTPS with its certificate checked.
+
+The shapes it answers are held against the real samples of the corpus (tests/unit/.../fixtures/nvue/): the
+applied configuration of a Cumulus Linux 5.5.0 switch and the revision answers of NVIDIA's NVUE API guide.
+Run: python3 -m pytest -q -p no:cacheprovider lab/nvue/test_nvuesim.py
+"""
+
+import base64
+import json
+import os
+import socket
+import ssl
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "common"))
+import corpus  # noqa: E402  pylint: disable=wrong-import-position
+import peer_nvue  # noqa: E402  pylint: disable=wrong-import-position
+
+USER, PASSWORD = "cumulus", "sim-Secret-1"
+
+
+class FakeLab(object):
+    def __init__(self, folder):
+        self.dir = folder
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def sim(tmp_path):
+    port = free_port()
+    switch = peer_nvue.NvueSwitch(FakeLab(str(tmp_path)), "leaf9", dict(ansible_host="127.0.0.1", nvue_api_port=port,
+                                  ansible_user=USER, ansible_password=PASSWORD, roce_lab_cumulus_version="5.9.2",
+                                  roce_lab_cumulus_breakouts=[31]), 0)
+    switch.start()
+    context = ssl.create_default_context(cafile=switch.ca_files()[0])
+
+    def call(method, path, body=None, auth=(USER, PASSWORD)):
+        request = urllib.request.Request("https://127.0.0.1:%d/nvue_v1%s" % (port, path), method=method,
+                                         data=json.dumps(body).encode() if body is not None else None,
+                                         headers={"Content-Type": "application/json"})
+        if auth:
+            request.add_header("Authorization", "Basic " + base64.b64encode(("%s:%s" % auth).encode()).decode())
+        try:
+            with urllib.request.urlopen(request, context=context, timeout=5) as response:
+                text = response.read()
+                return response.status, json.loads(text) if text else {}
+        except urllib.error.HTTPError as exc:
+            text = exc.read()
+            return exc.code, json.loads(text) if text else {}
+
+    call.switch = switch
+    yield call
+    switch.stop()
+
+
+def real(name):
+    return json.loads(corpus.body("nvue", name))
+
+
+def quoted(rev):
+    return urllib.parse.quote(rev, safe="")
+
+
+def test_starts_from_the_real_applied_configuration(sim):
+    status, config = sim("GET", "/?rev=applied")
+    expected = real("config_applied_5.5.0_vx.json")
+    expected["header"]["version"] = "Cumulus Linux 5.9.2"
+    assert status == 200 and config == expected
+
+
+def test_revision_answers_have_the_shapes_of_the_guide(sim):
+    status, created = sim("POST", "/revision", {})
+    sample = real("revision_create_5.1_doc.json")
+    rev = next(iter(created))
+    assert status == 200 and rev.startswith("changeset/cumulus/")
+    assert created[rev] == next(iter(sample.values()))
+    status, staged = sim("PATCH", "/interface/swp1/link?rev=" + quoted(rev), {"mtu": 9216})
+    assert status == 200 and staged == {"mtu": 9216}
+    assert sim("PATCH", "/revision/" + quoted(rev), {"state": "apply", "auto-prompt": {"ays": "ays_yes"}})[1] == \
+        real("revision_apply_5.1_doc.json")
+    assert sim("GET", "/revision/" + quoted(rev))[1] == real("revision_applied_5.1_doc.json")
+    assert sim("GET", "/interface/swp1/link/mtu?rev=applied")[1] == 9216
+
+
+def test_invalid_configuration_is_refused_with_the_guides_issue_shape(sim):
+    rev = next(iter(sim("POST", "/revision", {})[1]))
+    sim("PATCH", "/?rev=" + quoted(rev), {"interface": {"swp40": {"link": {"mtu": 9216}}, "swp2": {"link": {"mtu": 99999}}}})
+    sim("PATCH", "/revision/" + quoted(rev), {"state": "apply", "auto-prompt": {"ays": "ays_yes"}})
+    status, answer = sim("GET", "/revision/" + quoted(rev))
+    sample = real("revision_invalid_5.1_doc.json")
+    assert answer["state"] == sample["state"] and answer["transition"]["progress"] == sample["transition"]["progress"]
+    issues = answer["transition"]["issue"]
+    assert set(issues["0"]) == set(sample["transition"]["issue"]["0"])
+    assert set(issues["0"]["data"]) == set(sample["transition"]["issue"]["0"]["data"])
+    messages = " ".join(i["message"] for i in issues.values())
+    assert "Config invalid at interface.swp40" in messages and "interface.swp2.link.mtu" in messages
+    assert "swp40" not in sim("GET", "/interface?rev=applied")[1]
+
+
+def test_apply_without_the_prompt_answer_aborts_as_the_guide_shows(sim):
+    rev = next(iter(sim("POST", "/revision", {})[1]))
+    sim("PATCH", "/?rev=" + quoted(rev), {"qos": {"roce": {"enable": "on", "mode": "lossy"}}})
+    sim("PATCH", "/revision/" + quoted(rev), {"state": "apply"})
+    answer = sim("GET", "/revision/" + quoted(rev))[1]
+    sample = next(iter(real("revision_ays_fail_5.1_doc.json").values()))
+    assert answer == sample
+    assert sim("GET", "/qos/roce")[1] == {"enable": "off"}
+
+
+def test_modes_follow_the_release_and_breakouts_the_cabling(sim):
+    rev = next(iter(sim("POST", "/revision", {})[1]))
+    sim("PATCH", "/?rev=" + quoted(rev), {"qos": {"roce": {"enable": "on", "mode": "lossless-single-ipool"}},
+                                          "interface": {"swp31s2": {"link": {"mtu": 9000}}, "swp30s1": {"link": {"mtu": 9000}}}})
+    sim("PATCH", "/revision/" + quoted(rev), {"state": "apply", "auto-prompt": {"ays": "ays_yes"}})
+    issues = sim("GET", "/revision/" + quoted(rev))[1]["transition"]["issue"]
+    locations = sorted(i["data"]["location"] for i in issues.values())
+    assert locations == ["interface.swp30s1", "qos.roce.mode"]
+
+
+def test_unset_save_delete_and_authentication(sim):
+    assert sim("GET", "/", auth=("cumulus", "wrong"))[0] == 401
+    rev = next(iter(sim("POST", "/revision", {})[1]))
+    sim("PATCH", "/?rev=" + quoted(rev), {"qos": {"roce": None}, "bridge": {"domain": {"br_default": {"vlan": {"10": None}}}}})
+    sim("PATCH", "/revision/" + quoted(rev), {"state": "apply", "auto-prompt": {"ays": "ays_yes"}})
+    assert "roce" not in sim("GET", "/qos")[1] and sim("GET", "/bridge/domain/br_default/vlan")[1] == {}
+    assert sim("PATCH", "/revision/applied", {"state": "save", "auto-prompt": {"ays": "ays_yes"}})[1]["state"] == "save"
+    assert sim("GET", "/?rev=startup")[1] == sim("GET", "/?rev=applied")[1]
+    other = next(iter(sim("POST", "/revision", {})[1]))
+    assert sim("DELETE", "/revision/" + quoted(other))[0] == 204
+    assert sim("DELETE", "/revision/" + quoted(rev))[0] == 409
+    assert other not in sim("GET", "/revision")[1]
+
+
+def test_faults_armed_between_requests(sim):
+    switch = sim.switch
+    switch.fault(apply="hang")
+    rev = next(iter(sim("POST", "/revision", {})[1]))
+    sim("PATCH", "/?rev=" + quoted(rev), {"qos": {"roce": {"enable": "on", "mode": "lossy"}}})
+    sim("PATCH", "/revision/" + quoted(rev), {"state": "apply", "auto-prompt": {"ays": "ays_yes"}})
+    assert sim("GET", "/revision/" + quoted(rev))[1]["state"] == "applying"
+    switch.fault(drop_after=0)
+    started = time.monotonic()
+    with pytest.raises((urllib.error.URLError, ConnectionError, OSError)):
+        sim("GET", "/")
+    assert time.monotonic() - started < 5
+    assert switch.state()["applies"] == 0
+
+
+def test_the_certificate_is_checked(sim):
+    context = ssl.create_default_context()
+    port = sim.switch.port
+    with pytest.raises(ssl.SSLError):
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+            with context.wrap_socket(raw, server_hostname="127.0.0.1"):
+                pass
