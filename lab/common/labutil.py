@@ -96,3 +96,30 @@ def stop_process(pid_of, grace=5):
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def host_key_entry(address, port, key_path):
+    """The known_hosts line of the key in ``key_path`` for ``[address]:port``."""
+    public = subprocess.run(["ssh-keygen", "-y", "-f", key_path], capture_output=True, text=True, check=True)
+    return "[%s]:%d %s" % (address, port, " ".join(public.stdout.split()[:2]))
+
+
+def pin_host_key(known_hosts, entry):
+    """Put ``entry`` into ``known_hosts``, replacing a line for the same ``[address]:port``."""
+    prefix = entry.split(" ", 1)[0] + " "
+    lines = []
+    if os.path.exists(known_hosts):
+        with open(known_hosts) as handle:
+            lines = [line.rstrip("\n") for line in handle if not line.startswith(prefix)]
+    lines.append(entry)
+    tmp = known_hosts + ".tmp"
+    with open(tmp, "w") as handle:
+        handle.write("\n".join(lines) + "\n")
+    os.replace(tmp, known_hosts)
+
+
+def host_key_pinned(known_hosts, entry):
+    if not os.path.exists(known_hosts):
+        return False
+    with open(known_hosts) as handle:
+        return entry in (line.strip() for line in handle)

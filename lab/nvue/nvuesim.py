@@ -14,6 +14,12 @@ What it serves, as the NVUE API guide describes it (Cumulus Linux 5.x, ``/nvue_v
 - ``GET /nvue_v1/revision[/<revision>]``, ``DELETE /nvue_v1/revision/<revision>`` (a revision not applied);
 - ``PATCH /nvue_v1/revision/applied`` ``{"state": "save"}``: the applied configuration becomes the startup one.
 
+and, with ``--ssh-port``, the ``nv`` command line over SSH (exec requests), on the same state:
+``nv config show [-r applied|startup] -o json`` (a list, ``[{"header": ...}, {"set": ...}]``, as ``startup.yaml``),
+``nv set``/``nv unset`` (staged in the login's pending revision; ports as ranges ``swp1-4,swp7``),
+``nv config apply [-y]`` (``Invalid config [rev_id: N]`` and the reasons, exit 1, when refused),
+``nv config detach`` and ``nv config save``.
+
 The switch starts from the applied configuration of a real Cumulus Linux 5.5.0 switch (the corpus sample
 ``nvue/config_applied_5.5.0_vx.json``), with the release of ``--version`` in its header; on a release before
 5.3 the QoS objects NVUE gained in 5.3 are absent and staging them is refused.
@@ -32,6 +38,9 @@ import copy
 import datetime
 import hmac
 import json
+import logging
+import shlex
+import socket
 import os
 import random
 import re
@@ -45,6 +54,11 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 import corpus  # noqa: E402  pylint: disable=wrong-import-position
+
+try:
+    import paramiko
+except ImportError:  # the REST side runs without it
+    paramiko = None
 
 BASE_SAMPLE = ("nvue", "config_applied_5.5.0_vx.json")
 API = "/nvue_v1"
@@ -236,6 +250,199 @@ class Switch(object):
         entry.update(state="applied", progress="")
 
 
+# --- the nv command line -------------------------------------------------------------------------------------
+
+# Words after which the next word is a key of a collection (``interface swp1``, ``vlan 111``), and leaves that take a
+# value (``link mtu 9216``); every other word is an object on the path. Taken from the nv set commands of the Cumulus
+# Linux guides for the objects this simulator models.
+COLLECTIONS = ("interface", "domain", "vlan", "mapping", "pfc", "congestion-control", "traffic-class", "switch-priority")
+LEAVES = ("mtu", "access", "trust", "tx", "rx", "ecn", "min-threshold", "max-threshold", "mode", "enable", "probability",
+          "red", "port-default-sp")
+NUMBERS = ("mtu", "access", "min-threshold", "max-threshold", "probability", "port-default-sp")
+
+
+def expand_interfaces(text):
+    out = []
+    for part in text.split(","):
+        match = re.match(r"^swp(\d+)-(\d+)$", part)
+        if match:
+            out.extend("swp%d" % n for n in range(int(match.group(1)), int(match.group(2)) + 1))
+        else:
+            out.append(part)
+    return out
+
+
+def nv_path(words):
+    """``(paths, value)`` of the words after ``nv set``: one path per interface of a range."""
+    paths = [[]]
+    value = {}
+    i = 0
+    while i < len(words):
+        word = words[i]
+        last = paths[0][-1] if paths[0] else None
+        if word in LEAVES or (word == "state" and last == "link"):
+            if i + 1 >= len(words):
+                raise ValueError("Incomplete command: %s needs a value" % word)
+            raw = words[i + 1]
+            value = {raw: {}} if word == "state" else (int(raw) if word in NUMBERS and raw.isdigit() else raw)
+            paths = [p + [word] for p in paths]
+            if i + 2 != len(words):
+                raise ValueError("Invalid command: unexpected '%s'" % words[i + 2])
+            break
+        if word in COLLECTIONS and i + 1 < len(words):
+            keys = expand_interfaces(words[i + 1]) if word == "interface" else [words[i + 1]]
+            paths = [p + [word, key] for p in paths for key in keys]
+            i += 2
+            continue
+        paths = [p + [word] for p in paths]
+        i += 1
+    return paths, value
+
+
+def nv_command(switch, user, line):
+    """Run one ``nv`` command line as ``user``; ``(output, exit status)``."""
+    try:
+        words = shlex.split(line)
+    except ValueError as exc:
+        return "bash: %s\n" % exc, 2
+    if not words or words[0] != "nv":
+        return "bash: %s: command not found\n" % (words[0] if words else ""), 127
+    args = words[1:]
+    pending = switch.data.setdefault("pending", {})
+    if args[:2] == ["config", "show"]:
+        rev = args[args.index("-r") + 1] if "-r" in args else "applied"
+        config = switch.data["startup"] if rev == "startup" else switch.data["applied"]
+        if rev not in ("applied", "startup") and user in pending:
+            config = switch.candidate(switch.data["revisions"][pending[user]])
+        body = dict((k, v) for k, v in config.items() if k != "header")
+        return json.dumps([{"header": config["header"]}, {"set": body}], indent=2) + "\n", 0
+    if args[:2] == ["config", "detach"]:
+        rev = pending.pop(user, None)
+        if rev is not None:
+            switch.data["revisions"].pop(rev, None)
+        return "", 0
+    if args[:2] == ["config", "save"]:
+        switch.data["startup"] = copy.deepcopy(switch.data["applied"])
+        switch.data["saves"] += 1
+        return "saved\n", 0
+    if args[:2] == ["config", "apply"]:
+        rev = pending.get(user)
+        if rev is None:
+            return "Warning: The pending config does not have any changes\n", 0
+        answer = {"state": "apply", "auto-prompt": {"ays": "ays_yes" if ("-y" in args or "--assume-yes" in args) else None}}
+        switch.apply(rev, answer)
+        entry = switch.data["revisions"][rev]
+        number = rev.rsplit("/", 1)[-1]
+        if entry["state"] == "applied":
+            pending.pop(user)
+            return "applied [rev_id: %s]\n" % number, 0
+        if entry["state"] == "invalid":
+            reasons = "".join("  %s\n" % issue["message"].strip() for issue in entry["issues"].values())
+            return "Invalid config [rev_id: %s]\n%s" % (number, reasons), 1
+        reasons = "".join("  %s\n" % issue["message"].strip() for issue in entry["issues"].values())
+        return "Error: apply of [rev_id: %s] failed\n%s" % (number, reasons), 1
+    if args[:1] in (["set"], ["unset"]):
+        try:
+            paths, value = nv_path(args[1:])
+        except ValueError as exc:
+            return "Error: %s\n" % exc, 1
+        if user not in pending:
+            switch.data["cli_revisions"] = switch.data.get("cli_revisions", 0) + 1
+            rev = "cli/%s/%d" % (user, switch.data["cli_revisions"])
+            switch.data["revisions"][rev] = dict(state="pending", issues={}, progress="", patches=[])
+            pending[user] = rev
+        for path in paths:
+            switch.data["revisions"][pending[user]]["patches"].append(dict(path=path, body=None if args[0] == "unset" else value))
+        return "", 0
+    return "Error: '%s' is not an nv command this switch knows\n" % " ".join(args[:2]), 1
+
+
+class SshServer(paramiko.ServerInterface if paramiko else object):
+    """Password logins of the switch's user; exec requests run ``nv`` commands."""
+
+    def __init__(self, switch):
+        super(SshServer, self).__init__()
+        self.switch = switch
+        self.commands = []
+
+    def get_allowed_auths(self, username):
+        return "password"
+
+    def check_auth_password(self, username, password):
+        args = self.switch.args
+        if hmac.compare_digest(username, args.username) and hmac.compare_digest(password, args.password):
+            return paramiko.AUTH_SUCCESSFUL
+        return paramiko.AUTH_FAILED
+
+    def check_channel_request(self, kind, chanid):
+        return paramiko.OPEN_SUCCEEDED if kind == "session" else paramiko.OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED
+
+    def check_channel_exec_request(self, channel, command):
+        threading.Thread(target=self.exec_command, args=(channel, command.decode("utf-8", "replace")), daemon=True).start()
+        return True
+
+    def exec_command(self, channel, line):
+        switch = self.switch
+        with LOCK:
+            switch.load()
+            switch.data["requests"].append(dict(method="SSH", path=line, rev=None, time=time.time()))
+            faults = switch.data["faults"]
+            drop = faults.get("drop_after")
+            if drop is not None:
+                faults["drop_after"] = drop - 1
+            switch.save()
+        if drop is not None and drop <= 0:
+            channel.get_transport().close()
+            return
+        if faults.get("delay"):
+            time.sleep(float(faults["delay"]))
+        hang = False
+        with LOCK:
+            switch.load()
+            if faults.get("apply") == "hang" and line.startswith("nv config apply"):
+                hang = True
+            output, status = nv_command(switch, switch.args.username, line) if not hang else ("", 0)
+            switch.save()
+        if hang:
+            time.sleep(3600)
+            return
+        try:
+            channel.sendall(output.encode())
+            channel.send_exit_status(status)
+            channel.close()
+        except (OSError, EOFError):
+            pass
+
+
+def serve_ssh(switch, address, port, host_key):
+    logging.getLogger("paramiko").addHandler(logging.NullHandler())
+    logging.getLogger("paramiko").propagate = False
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((address, port))
+    sock.listen(64)
+
+    def handle(conn):
+        transport = paramiko.Transport(conn)
+        transport.local_version = "SSH-2.0-OpenSSH_8.4p1 Debian-5+deb11u3"
+        transport.add_server_key(host_key)
+        channels = []  # held: a channel nobody refers to is closed when it is collected
+        try:
+            transport.start_server(server=SshServer(switch))
+            while transport.is_active():
+                channel = transport.accept(timeout=1)
+                if channel is not None:
+                    channels = [c for c in channels if not c.closed] + [channel]
+        except (paramiko.SSHException, EOFError, OSError):
+            pass
+        finally:
+            transport.close()
+
+    while True:
+        conn = sock.accept()[0]
+        threading.Thread(target=handle, args=(conn,), daemon=True).start()
+
+
 class Handler(BaseHTTPRequestHandler):
     server_version = "nginx"
     sys_version = ""
@@ -385,11 +592,25 @@ def main(argv=None):
     parser.add_argument("--breakouts", default="", help="ports broken out into four (swpNs0-3), comma separated")
     parser.add_argument("--cert", required=True)
     parser.add_argument("--key", required=True)
+    parser.add_argument("--ssh-port", type=int, default=0, help="serve the nv command line over SSH on this port")
+    parser.add_argument("--host-key", help="the SSH host key (made when missing)")
+    parser.add_argument("--no-rest", action="store_true", help="no REST API (Cumulus Linux before 5.6, API not enabled)")
     args = parser.parse_args(argv)
     args.breakouts = [int(p) for p in args.breakouts.split(",") if p]
     switch = Switch(args)
     with LOCK:
         switch.load()
+    if args.ssh_port:
+        if os.path.exists(args.host_key):
+            host_key = paramiko.PKey.from_path(args.host_key)
+        else:
+            host_key = paramiko.ECDSAKey.generate()
+            host_key.write_private_key_file(args.host_key)
+        ssh = threading.Thread(target=serve_ssh, args=(switch, args.listen, args.ssh_port, host_key), daemon=True)
+        ssh.start()
+        if args.no_rest:
+            ssh.join()
+            return
     server = ThreadingHTTPServer((args.listen, args.port), Handler)
     server.daemon_threads = True
     server.switch = switch

@@ -1,8 +1,11 @@
 """NVUE family: a Cumulus Linux switch as a lab peer (``roce_lab_peer: nvue_switch``).
 
-The NVUE REST API simulator ``nvuesim.py`` over HTTPS on a loopback port. Its certificate is signed by the
-lab's own CA (``<lab dir>/switches/nvue-ca.pem``, made once), so the collection checks it as it would a real
-switch's certificate signed by the site's CA (inventories/lab: ``nvue_ca_path``).
+The NVUE simulator ``nvuesim.py`` on loopback: the REST API over HTTPS on ``nvue_api_port`` (not on releases
+before 5.6, whose API an operator must enable first, unless ``roce_lab_cumulus_rest`` says so), and the ``nv``
+command line over SSH on ``ansible_port`` when it is set. The certificate is signed by the lab's own CA
+(``<lab dir>/switches/nvue-ca.pem``, made once), so the collection checks it as it would a real switch's certificate
+signed by the site's CA (inventories/lab: ``nvue_ca_path``); the SSH host key is pinned in the lab's known_hosts
+(``nvue_known_hosts_file``).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+from labutil import host_key_entry, host_key_pinned, pin_host_key, ssh_banner  # noqa: E402  pylint: disable=wrong-import-position
 from peer import ProcessPeer  # noqa: E402  pylint: disable=wrong-import-position
 
 NVUESIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nvuesim.py")
@@ -69,13 +73,31 @@ class NvueSwitch(ProcessPeer):
         self.version = str(host_vars.get("roce_lab_cumulus_version", "5.9.2"))
         self.ports = int(host_vars.get("roce_lab_cumulus_ports", 32))
         self.breakouts = [int(p) for p in host_vars.get("roce_lab_cumulus_breakouts", [])]
+        self.ssh_port = int(host_vars["ansible_port"]) if host_vars.get("ansible_port") else None
+        release = tuple(int(part) for part in self.version.split(".")[:2])
+        self.rest = bool(host_vars.get("roce_lab_cumulus_rest", release >= (5, 6)))
+        if not self.rest and not self.ssh_port:
+            raise SystemExit("lab: switch %s has neither the REST API (Cumulus Linux %s) nor ansible_port for SSH" % (name, self.version))
         self.state_file = os.path.join(self.dir, "state.json")
 
     def describe(self):
-        return "https://%s:%d, Cumulus Linux %s, %d ports" % (self.address, self.port, self.version, self.ports)
+        where = []
+        if self.rest:
+            where.append("https://%s:%d" % (self.address, self.port))
+        if self.ssh_port:
+            where.append("ssh %s:%d" % (self.address, self.ssh_port))
+        return "%s, Cumulus Linux %s, %d ports" % (", ".join(where), self.version, self.ports)
+
+    def answers(self):
+        return ((not self.rest or tls_answers(self.address, self.port))
+                and (not self.ssh_port or ssh_banner(self.address, self.ssh_port)))
 
     def running(self):
-        return self.pid() is not None and tls_answers(self.address, self.port)
+        return self.pid() is not None and self.answers()
+
+    def known_hosts(self):
+        """The lab's known_hosts of its switches (inventories/lab: nvue_known_hosts_file)."""
+        return os.path.join(self.lab.dir, self.state_dir, "known_hosts")
 
     # --- the lab's CA and the switch's certificate --------------------------------------------------------
 
@@ -128,7 +150,15 @@ class NvueSwitch(ProcessPeer):
                 "--state-file", self.state_file, "--version", self.version, "--ports", str(self.ports),
                 "--breakouts", ",".join(str(p) for p in self.breakouts),
                 "--cert", self.path("cert.pem"), "--key", self.path("key.pem")]
-        self.spawn(argv, "nvuesim.log", lambda: tls_answers(self.address, self.port), "the NVUE simulator %s" % self.name)
+        if not self.rest:
+            argv.append("--no-rest")
+        if self.ssh_port:
+            argv += ["--ssh-port", str(self.ssh_port), "--host-key", self.path("host_key")]
+        self.spawn(argv, "nvuesim.log", self.answers, "the NVUE simulator %s" % self.name)
+        if self.ssh_port:
+            entry = host_key_entry(self.address, self.ssh_port, self.path("host_key"))
+            if not host_key_pinned(self.known_hosts(), entry):
+                pin_host_key(self.known_hosts(), entry)
 
     # --- what the door reads and arms -----------------------------------------------------------------
 
@@ -154,4 +184,5 @@ class NvueSwitch(ProcessPeer):
         os.replace(tmp, self.state_file)
 
     def exec_argv(self, command):
-        raise SystemExit("lab: %s is a switch; use its NVUE API at https://%s:%d/nvue_v1/" % (self.name, self.address, self.port))
+        raise SystemExit("lab: %s is a switch; use its NVUE API (https://%s:%d/nvue_v1/) or nv over SSH"
+                         % (self.name, self.address, self.port))

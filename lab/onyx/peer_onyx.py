@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
-from labutil import ssh_banner  # noqa: E402  pylint: disable=wrong-import-position
+from labutil import host_key_entry, host_key_pinned, pin_host_key, ssh_banner  # noqa: E402  pylint: disable=wrong-import-position
 from peer import ProcessPeer  # noqa: E402  pylint: disable=wrong-import-position
 
 ONYXSIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "onyxsim.py")
@@ -48,29 +47,14 @@ class OnyxSwitch(ProcessPeer):
 
     def host_entry(self):
         """This switch's known_hosts line for its current key: ``[address]:port <type> <base64>``."""
-        public = subprocess.run(["ssh-keygen", "-y", "-f", self.path("host_key")], capture_output=True, text=True, check=True)
-        return "[%s]:%d %s" % (self.address, self.port, " ".join(public.stdout.split()[:2]))
+        return host_key_entry(self.address, self.port, self.path("host_key"))
 
     def pin(self):
         """Put this switch's current key into the lab's known_hosts, replacing an earlier one."""
-        path = self.known_hosts()
-        prefix = "[%s]:%d " % (self.address, self.port)
-        lines = []
-        if os.path.exists(path):
-            with open(path) as handle:
-                lines = [line.rstrip("\n") for line in handle if not line.startswith(prefix)]
-        lines.append(self.host_entry())
-        tmp = path + ".tmp"
-        with open(tmp, "w") as handle:
-            handle.write("\n".join(lines) + "\n")
-        os.replace(tmp, path)
+        pin_host_key(self.known_hosts(), self.host_entry())
 
     def pinned(self):
-        path = self.known_hosts()
-        if not os.path.exists(path):
-            return False
-        with open(path) as handle:
-            return self.host_entry() in (line.strip() for line in handle)
+        return host_key_pinned(self.known_hosts(), self.host_entry())
 
     def release(self):
         """The Onyx release this switch runs: its inventory's, unless ``admin release`` set another one."""

@@ -5,8 +5,11 @@
 """Runs roce.fabric.nvue_roce on the controller with the switch's inventory connection variables.
 
 A play can target Cumulus switches themselves: unless the task sets them, ``host``, ``username`` and
-``password`` come from ``ansible_host``, ``ansible_user`` and ``ansible_password``, and ``port``,
-``validate_certs`` and ``ca_path`` from ``nvue_api_port``, ``nvue_validate_certs`` and ``nvue_ca_path``.
+``password`` come from ``ansible_host``, ``ansible_user`` and ``ansible_password``; ``port``,
+``validate_certs``, ``ca_path`` and ``transport`` from ``nvue_api_port``, ``nvue_validate_certs``, ``nvue_ca_path`` and
+``nvue_transport``; for the SSH transport ``ssh_port`` and ``ssh_key_file`` from ``ansible_port`` and
+``ansible_ssh_private_key_file``, ``host_key_checking`` and ``known_hosts_file`` from ``nvue_host_key_checking``
+and ``nvue_known_hosts_file``.
 """
 
 from __future__ import annotations
@@ -24,4 +27,9 @@ class ActionModule(SwitchAction):
         ("password", ("ansible_password",)),
         ("validate_certs", ("nvue_validate_certs",)),
         ("ca_path", ("nvue_ca_path",)),
+        ("transport", ("nvue_transport",)),
+        ("ssh_port", ("ansible_port",)),
+        ("ssh_key_file", ("ansible_ssh_private_key_file", "ansible_private_key_file")),
+        ("host_key_checking", ("nvue_host_key_checking",)),
+        ("known_hosts_file", ("nvue_known_hosts_file",)),
     )

@@ -37,7 +37,18 @@ attributes:
     description: Runs on the controller and reaches the switch's NVUE REST API over HTTPS.
     support: full
     platforms: posix
+requirements:
+  - paramiko on the controller, for O(transport=ssh)
 options:
+  transport:
+    description:
+      - V(rest) talks to the NVUE REST API over HTTPS (on by default from Cumulus Linux 5.6).
+      - V(ssh) runs the C(nv) command line over SSH (C(nv config show), C(nv set), C(nv config apply -y)), for
+        switches whose REST API is off. The same comparison, commands and checks; the change is staged in the login's
+        pending revision, which is emptied first (C(nv config detach)). Taken from C(nvue_transport).
+    type: str
+    choices: [rest, ssh]
+    default: rest
   host:
     description:
       - The switch's address. Taken from C(ansible_host) by the action plugin.
@@ -47,11 +58,30 @@ options:
     description: HTTPS port of the NVUE REST API. Taken from C(nvue_api_port) by the action plugin.
     type: int
     default: 8765
+  ssh_port:
+    description: SSH port (O(transport=ssh)). Taken from C(ansible_port) by the action plugin.
+    type: int
+    default: 22
+  ssh_key_file:
+    description: Private key for the SSH login (O(transport=ssh)). Taken from C(ansible_ssh_private_key_file).
+    type: path
+  host_key_checking:
+    description:
+      - Check the switch's SSH host key against C(~/.ssh/known_hosts) and O(known_hosts_file) before logging in
+        (O(transport=ssh)); an unknown or changed key is refused and no credential is sent. Taken from
+        C(nvue_host_key_checking).
+    type: bool
+    default: true
+  known_hosts_file:
+    description: A known_hosts file with the switches' keys (O(transport=ssh)). Taken from C(nvue_known_hosts_file).
+    type: path
   username:
     description: API user (a Cumulus Linux account). Taken from C(ansible_user) by the action plugin.
     type: str
   password:
-    description: The user's password; sent only in the HTTP Authorization header. Taken from C(ansible_password).
+    description:
+      - The user's password; sent only in the HTTP Authorization header (or the SSH login). Taken from
+        C(ansible_password).
     type: str
   validate_certs:
     description:
@@ -257,7 +287,7 @@ saved:
   returned: always
   type: bool
 requests:
-  description: The API requests the task made (method and path), in order.
+  description: The API requests (method and path) or, with O(transport=ssh), the C(nv) commands the task ran, in order.
   returned: when state is merged
   type: list
   elements: str
@@ -269,17 +299,22 @@ diff:
 
 import time
 
-from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.basic import AnsibleModule, missing_required_lib
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError, ModuleRun
 from ansible_collections.roce.fabric.plugins.module_utils.nvue import parsers, state
-from ansible_collections.roce.fabric.plugins.module_utils.nvue.transport import NvueRest
+from ansible_collections.roce.fabric.plugins.module_utils.nvue.transport import PARAMIKO_IMPORT_ERROR, NvueRest, NvueSsh
 
 
 def argument_spec():
     return dict(
+        transport=dict(type="str", default="rest", choices=["rest", "ssh"]),
         host=dict(type="str"),
         port=dict(type="int", default=8765),
+        ssh_port=dict(type="int", default=22),
+        ssh_key_file=dict(type="path"),
+        host_key_checking=dict(type="bool", default=True),
+        known_hosts_file=dict(type="path"),
         username=dict(type="str"),
         password=dict(type="str", no_log=True),
         validate_certs=dict(type="bool", default=True),
@@ -323,9 +358,17 @@ def report_plan(run, planned):
     run.set_diff(planned["diff"]["before"], planned["diff"]["after"])
 
 
+def connect(params):
+    if params["transport"] == "ssh":
+        return NvueSsh(params["host"], params["ssh_port"], params["username"], params["password"], params["timeout"],
+                       key_file=params["ssh_key_file"], host_key_checking=params["host_key_checking"],
+                       known_hosts_file=params["known_hosts_file"])
+    return NvueRest(params["host"], params["port"], params["username"], params["password"], params["timeout"],
+                    validate_certs=params["validate_certs"], ca_path=params["ca_path"])
+
+
 def converge(run, params, want):
-    api = NvueRest(params["host"], params["port"], params["username"], params["password"], params["timeout"],
-                   validate_certs=params["validate_certs"], ca_path=params["ca_path"])
+    api = connect(params)
     try:
         config = api.applied()
         try:
@@ -356,18 +399,23 @@ def converge(run, params, want):
         apply_revision(run, api, params, planned, want)
     finally:
         run.update(requests=list(api.requests))
+        if hasattr(api, "close"):
+            api.close()
 
 
 def apply_revision(run, api, params, planned, want):
     rev = api.create()
     run.update(revision=rev)
     try:
-        api.stage(rev, planned["patch"])
-        deadline = time.monotonic() + params["apply_timeout"]
-        rev_state, issues, progress = api.apply(rev, deadline)
+        api.stage(rev, planned["patch"], planned["commands"])
     except FabricError as exc:
         left = "" if api.discard(rev) else " Revision %s could not be deleted; delete it on the switch (nv config detach)." % rev
         raise FabricError("%s. Nothing was applied.%s" % (str(exc).rstrip("."), left), revision=rev, **exc.details)
+    try:
+        rev_state, issues, progress = api.apply(rev, time.monotonic() + params["apply_timeout"])
+    except FabricError as exc:
+        raise FabricError("%s while revision %s was being applied: whether the switch applied it is not known. Running "
+                          "the task again reads the switch and converges." % (str(exc).rstrip("."), rev), revision=rev, **exc.details)
     run.update(revision_state=rev_state, revision_issues=issues)
     if rev_state not in parsers.DONE_STATES:
         detail = "; ".join(issues) or progress or "no reason given"
@@ -389,7 +437,7 @@ def apply_revision(run, api, params, planned, want):
 def main():
     module = AnsibleModule(
         argument_spec=argument_spec(),
-        required_if=[("state", "merged", ["host", "username", "password"])],
+        required_if=[("state", "merged", ["host", "username"])],
         supports_check_mode=True,
     )
     params = module.params
@@ -404,9 +452,13 @@ def main():
         run.changed(False)
         module.exit_json(**run.result)
 
-    for key, low, high in (("timeout", 1, 3600), ("apply_timeout", 1, 3600), ("port", 1, 65535)):
+    if params["state"] == "merged" and not params["password"] and not (params["transport"] == "ssh" and params["ssh_key_file"]):
+        run.fail("Give the switch's password (ansible_password), or ssh_key_file with transport ssh")
+    for key, low, high in (("timeout", 1, 3600), ("apply_timeout", 1, 3600), ("port", 1, 65535), ("ssh_port", 1, 65535)):
         if not low <= params[key] <= high:
             run.fail("Invalid input, nothing was sent to the switch: %s %d is outside %d-%d" % (key, params[key], low, high))
+    if params["transport"] == "ssh" and PARAMIKO_IMPORT_ERROR:
+        module.fail_json(msg=missing_required_lib("paramiko"), exception=PARAMIKO_IMPORT_ERROR)
     run.execute(lambda run: converge(run, params, want))
 
 

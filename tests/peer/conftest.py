@@ -161,15 +161,21 @@ class LabCumulus(LabPeer):
 
 @pytest.fixture(scope="session")
 def cumulus():
-    LAB.up("leaf1")
-    yield LabCumulus("leaf1")
-    LAB.down("leaf1")
+    LAB.up("leaf1", "leaf2")
+    yield dict((name, LabCumulus(name)) for name in ("leaf1", "leaf2"))
+    LAB.down("leaf1", "leaf2")
 
 
 @pytest.fixture
 def leaf1(cumulus):
-    cumulus.reset()
-    return cumulus
+    cumulus["leaf1"].reset()
+    return cumulus["leaf1"]
+
+
+@pytest.fixture
+def leaf2(cumulus):
+    cumulus["leaf2"].reset()
+    return cumulus["leaf2"]
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,7 @@
-"""roce.fabric.nvue_roce against the project's NVUE REST API simulator (Cumulus Linux) over HTTPS, its certificate
-checked against the lab's CA, through the action plugin that takes the switch's inventory connection variables.
-Every case reads the switch's applied configuration and its request log from outside."""
+"""roce.fabric.nvue_roce against the project's NVUE simulator (Cumulus Linux) through the action plugin that takes
+the switch's inventory connection variables: leaf1 (Cumulus Linux 5.9.2) over the REST API on HTTPS, its certificate
+checked against the lab's CA; leaf2 (5.4.0, REST API off) with nv over SSH, its host key pinned. Every case reads
+the switch's applied configuration and its request log from outside."""
 
 from urllib.parse import quote
 
@@ -62,7 +63,7 @@ def test_change_then_no_change_then_check_mode(leaf1):
 
 def test_rendered_needs_no_switch(leaf1):
     result = leaf1.module(MODULE, dict(SEED, state="rendered", host="192.0.2.1"))
-    assert result["changed"] is False and result["commands"][0] == "nv set qos roce mode lossless"
+    assert result["changed"] is False and result["commands"][:2] == ["nv set qos roce enable on", "nv set qos roce mode lossless"]
     assert leaf1.calls() == []
 
 
@@ -157,3 +158,87 @@ def test_certificate_not_signed_by_a_trusted_ca_is_refused(leaf1):
 def test_switch_down(leaf1):
     result = leaf1.module(MODULE, dict(SEED, port=28799, timeout=5))
     assert result["failed"] is True and "did not answer" in result["msg"], result
+
+
+# --- nv over SSH (leaf2: Cumulus Linux 5.4.0, REST API off) ----------------------------------------------------------
+
+SSH_SEED = dict(
+    roce_mode="lossy",
+    trust="l3",
+    ecn=[dict(traffic_class=3, min_bytes=150000, max_bytes=1500000)],
+    vlans=[dict(id=111, access_ports=["swp1-3"])],
+    ports=[dict(ports=["swp1-3"], mtu=9216), dict(ports=["swp16"], shutdown=True)],
+)
+
+
+def ssh_commands(switch):
+    return [r["path"] for r in switch.calls() if r["method"] == "SSH"]
+
+
+def test_ssh_change_then_no_change_then_check_mode(leaf2):
+    first = leaf2.module(MODULE, dict(SSH_SEED, save=True), diff=True)
+    assert first.get("failed") is not True, first
+    assert first["changed"] is True and first["release"] == "5.4.0" and first["revision_state"] == "applied"
+    state = leaf2.state()
+    assert state["applies"] == 1 and state["saves"] == 1 and state["startup"] == state["applied"]
+    assert state["applied"]["qos"]["roce"] == {"enable": "on", "mode": "lossy"}
+    assert port(leaf2, "swp2")["bridge"]["domain"]["br_default"]["access"] == 111 and port(leaf2, "swp3")["link"]["mtu"] == 9216
+    assert port(leaf2, "swp16")["link"]["state"] == {"down": {}}
+    ran = ssh_commands(leaf2)
+    assert ran[0] == "nv config show -r applied -o json" and ran[1] == "nv config detach"
+    assert "nv set interface swp1-3 link mtu 9216" in ran and ran[-1] == "nv config save"
+    assert "nv config apply -y" in ran and first["requests"] == ran
+    assert first["diff"]["after"]["ports"]["swp16"] == {"state": "down"}
+
+    count = len(ssh_commands(leaf2))
+    second = leaf2.module(MODULE, dict(SSH_SEED, save=True))
+    assert second["changed"] is False and second["commands"] == []
+    assert ssh_commands(leaf2)[count:] == ["nv config show -r applied -o json"], "the no-op run changed something"
+
+    before = leaf2.state()
+    check = leaf2.module(MODULE, dict(ports=[dict(ports=["swp1-3"], mtu=4200)]), check=True)
+    assert check["changed"] is True and check["commands"] == ["nv set interface swp1-3 link mtu 4200"]
+    unchanged(leaf2, before)
+
+
+def test_ssh_switch_refuses_a_port_it_does_not_have(leaf2):
+    before = leaf2.state()
+    result = leaf2.module(MODULE, dict(ports=[dict(ports=["swp17"], mtu=9216)]))
+    assert result["failed"] is True and result["revision_state"] == "invalid", result
+    assert "Config invalid at interface.swp17" in result["msg"] and "unchanged" in result["msg"]
+    unchanged(leaf2, before)
+    assert leaf2.state().get("pending") == {}, "the refused change is still staged"
+    assert ssh_commands(leaf2)[-1] == "nv config detach"
+
+
+def test_ssh_release_gates(leaf2):
+    before = leaf2.state()
+    result = leaf2.module(MODULE, dict(roce_mode="lossless-single-ipool"))
+    assert result["failed"] is True and "needs Cumulus Linux 5.12.0 or later" in result["msg"] and "5.4.0" in result["msg"]
+    unchanged(leaf2, before)
+    assert ssh_commands(leaf2) == ["nv config show -r applied -o json"]
+
+
+def test_ssh_hung_apply_is_reported_and_the_next_run_converges(leaf2):
+    leaf2.set_faults(apply="hang")
+    hung = leaf2.module(MODULE, dict(SSH_SEED, apply_timeout=2))
+    assert hung["failed"] is True and "whether the switch applied it is not known" in hung["msg"], hung
+    assert leaf2.state()["applies"] == 0
+    leaf2.set_faults()
+    again = leaf2.module(MODULE, SSH_SEED)
+    assert again.get("failed") is not True and again["changed"] is True, again
+    assert leaf2.module(MODULE, SSH_SEED)["changed"] is False
+
+
+def test_ssh_unknown_host_key_is_refused_before_login(leaf2, tmp_path):
+    empty = tmp_path / "known_hosts"
+    empty.write_text("")
+    result = leaf2.module(MODULE, dict(SSH_SEED, known_hosts_file=str(empty)))
+    assert result["failed"] is True and "is not in" in result["msg"] and "nothing was sent" in result["msg"], result
+    assert leaf2.calls() == []
+
+
+def test_ssh_wrong_password(leaf2):
+    result = leaf2.module(MODULE, dict(SSH_SEED, password="not-the-password"))
+    assert result["failed"] is True and "Authentication" in result["msg"] and "not-the-password" not in str(result)
+    assert leaf2.calls() == []

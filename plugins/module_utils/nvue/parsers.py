@@ -232,3 +232,40 @@ def parse_config(config):
         ecn=ecn,
         ports=ports,
     )
+
+
+# --- the nv command line (SSH transport) ------------------------------------------------------------------------
+
+APPLY_REV_RE = re.compile(r"\[rev_id:\s*([^\]]+)\]")
+
+
+def config_from_show(data):
+    """The root document from ``nv config show -o json``: a list of one-key objects (``{"header": ...}`` and
+    ``{"set": {...}}``, the layout of ``startup.yaml``), or already a root document."""
+    if isinstance(data, dict):
+        return data
+    if not isinstance(data, list):
+        raise ValueError("nv config show printed neither a list nor an object")
+    config = {}
+    for item in data:
+        if isinstance(item, dict) and "header" in item:
+            config["header"] = item["header"]
+        elif isinstance(item, dict) and "set" in item:
+            for key, value in (item["set"] or {}).items():
+                config[key] = value
+    if "header" not in config:
+        raise ValueError("nv config show printed no header")
+    return config
+
+
+def apply_result(output, rc):
+    """``(state, issues, revision)`` of ``nv config apply -y``: ``applied`` when it exited 0, else ``invalid`` for
+    ``Invalid config [rev_id: N]`` followed by the reasons, one per indented line, or ``apply_fail``."""
+    lines = [line.rstrip() for line in (output or "").splitlines() if line.strip()]
+    match = APPLY_REV_RE.search(output or "")
+    revision = match.group(1).strip() if match else None
+    if rc == 0:
+        return "applied", [], revision
+    state = "invalid" if any(line.lower().startswith("invalid config") for line in lines) else "apply_fail"
+    issues = [line.strip().strip('"') for line in lines if not line.lower().startswith(("invalid config", '"invalid config'))]
+    return state, issues or ["nv config apply exited %d" % rc], revision

@@ -160,8 +160,11 @@ def compare(want, have):
         if mode == "disabled":
             changes.append(_change("roce_mode", ("qos", "roce"), None, "nv unset qos roce", have["roce_mode"], mode))
         else:
-            changes.append(_change("roce_mode", ("qos", "roce"), {"enable": "on", "mode": mode},
-                                   "nv set qos roce mode %s" % mode, have["roce_mode"], mode))
+            if have["roce_mode"] == "disabled":
+                changes.append(_change("roce_mode", ("qos", "roce", "enable"), "on", "nv set qos roce enable on",
+                                       have["roce_mode"], mode))
+            changes.append(_change("roce_mode", ("qos", "roce", "mode"), mode, "nv set qos roce mode %s" % mode,
+                                   have["roce_mode"], mode))
     trust = want.get("trust")
     if trust is not None and trust != have["trust"]:
         changes.append(_change("trust", ("qos", "mapping", PROFILE, "trust"), trust,

@@ -19,19 +19,42 @@ password travels only in the Authorization header.
 from __future__ import annotations
 
 import json
+import shlex
+import socket
 import time
+import traceback
 
 from ansible.module_utils.six.moves.urllib.error import HTTPError, URLError
 from ansible.module_utils.six.moves.urllib.parse import quote
 from ansible.module_utils.urls import open_url
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError
+from ansible_collections.roce.fabric.plugins.module_utils.common.ssh import exception_chain, refused_host_key
 from ansible_collections.roce.fabric.plugins.module_utils.nvue.parsers import (
     DONE_STATES,
     FAILED_STATES,
+    apply_result,
+    config_from_show,
     revision_id,
     revision_state,
 )
+
+PARAMIKO_IMPORT_ERROR = None
+try:
+    import paramiko
+    from paramiko.ssh_exception import AuthenticationException, BadHostKeyException, SSHException
+except ImportError:
+    PARAMIKO_IMPORT_ERROR = traceback.format_exc()
+    paramiko = None
+
+    class AuthenticationException(Exception):
+        """Stands in for paramiko's exception when paramiko is missing (never raised then)."""
+
+    class BadHostKeyException(Exception):
+        """Stands in for paramiko's exception when paramiko is missing (never raised then)."""
+
+    class SSHException(Exception):
+        """Stands in for paramiko's exception when paramiko is missing (never raised then)."""
 
 API = "/nvue_v1"
 APPLY_BODY = {"state": "apply", "auto-prompt": {"ays": "ays_yes"}}
@@ -103,7 +126,7 @@ class NvueRest(object):
     def create(self):
         return revision_id(self._call("POST", "/revision", body={}, what="creating a revision"))
 
-    def stage(self, rev, document):
+    def stage(self, rev, document, commands=None):  # pylint: disable=unused-argument
         return self._call("PATCH", "/", body=document, rev=rev, what="staging the change in revision %s" % rev)
 
     def apply(self, rev, deadline):
@@ -144,3 +167,118 @@ def _error_text(exc):
             if data.get(key):
                 return ": %s" % str(data[key]).strip()
     return ""
+
+
+class NvueSsh(object):
+    """One switch's ``nv`` command line over SSH (Cumulus Linux before 5.6, or where the REST API is off).
+
+    The same steps as :class:`NvueRest`: the applied configuration from ``nv config show -r applied -o json``;
+    the change staged with ``nv set``/``nv unset`` in the login's pending revision (emptied first with
+    ``nv config detach``, so nothing staged earlier rides along) and applied with ``nv config apply -y``; a
+    refused revision is detached again; ``nv config save``. One login, one exec channel per command, each with
+    the timeout; the host key is checked against ``known_hosts`` before any credential is offered."""
+
+    def __init__(self, host, port, username, password, timeout, key_file=None, host_key_checking=True, known_hosts_file=None):
+        self.host = host
+        self.port = port
+        self.username = username
+        self.password = password
+        self.timeout = timeout
+        self.key_file = key_file
+        self.host_key_checking = host_key_checking
+        self.known_hosts_file = known_hosts_file
+        self.client = None
+        self.requests = []
+        self.mutating = []
+
+    def where(self):
+        return "%s:%s" % (self.host, self.port)
+
+    def open(self):
+        if self.client is not None:
+            return
+        client = paramiko.SSHClient()
+        if self.host_key_checking:
+            client.load_system_host_keys()
+            if self.known_hosts_file:
+                client.load_host_keys(self.known_hosts_file)
+            client.set_missing_host_key_policy(paramiko.RejectPolicy())
+        else:
+            client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
+        try:
+            client.connect(self.host, port=self.port, username=self.username, password=self.password or None,
+                           key_filename=self.key_file, allow_agent=False, look_for_keys=False, timeout=self.timeout,
+                           banner_timeout=self.timeout, auth_timeout=self.timeout)
+        except AuthenticationException as exc:
+            raise NvueApiError("Authentication to %s as %s failed: %s" % (self.where(), self.username, exc), failure="auth")
+        except (SSHException, BadHostKeyException, OSError, EOFError) as exc:
+            known = "~/.ssh/known_hosts" + (" or %s" % self.known_hosts_file if self.known_hosts_file else "")
+            message = refused_host_key(exception_chain(exc), self.where(), known, self.host_key_checking,
+                                       "ssh-keyscan -p %s %s" % (self.port, self.host), "nvue_host_key_checking",
+                                       bad_host_key=BadHostKeyException)
+            if message:
+                raise NvueApiError(message, failure="host_key")
+            raise NvueApiError("The switch at %s did not answer over SSH: %s" % (self.where(), exc), failure="unreachable")
+        self.client = client
+
+    def close(self):
+        if self.client is not None:
+            self.client.close()
+            self.client = None
+
+    def run(self, argv, mutating, timeout=None):
+        """Run one ``nv`` command; ``(rc, stdout + stderr)``. The words are quoted for the switch's shell."""
+        line = " ".join(shlex.quote(word) for word in argv)
+        if any(ord(ch) < 32 for ch in line):
+            raise NvueApiError("Refusing to send a command with a control character: %r" % line)
+        self.open()
+        self.requests.append(line)
+        if mutating:
+            self.mutating.append(line)
+        try:
+            stdin, stdout, stderr = self.client.exec_command(line, timeout=timeout or self.timeout)
+            stdin.close()
+            out = stdout.read().decode("utf-8", "replace")
+            err = stderr.read().decode("utf-8", "replace")
+            rc = stdout.channel.recv_exit_status()
+        except (SSHException, OSError, EOFError, socket.timeout) as exc:
+            raise NvueApiError("The SSH session to %s ended during '%s': %s" % (self.where(), line, exc or "timed out"),
+                               failure="dropped")
+        return rc, out + err
+
+    def checked(self, argv, mutating):
+        rc, output = self.run(argv, mutating)
+        if rc != 0:
+            raise NvueApiError("The switch refused '%s' (exit %d): %s" % (" ".join(argv), rc, output.strip()[:500]))
+        return output
+
+    def applied(self):
+        output = self.checked(["nv", "config", "show", "-r", "applied", "-o", "json"], False)
+        try:
+            return config_from_show(json.loads(output))
+        except ValueError as exc:
+            raise NvueApiError("nv config show printed something that is not its JSON: %s" % exc)
+
+    def create(self):
+        self.checked(["nv", "config", "detach"], True)
+        return "pending"
+
+    def stage(self, rev, document, commands=None):  # pylint: disable=unused-argument
+        for command in commands or []:
+            self.checked(shlex.split(command), True)
+
+    def apply(self, rev, deadline):  # pylint: disable=unused-argument
+        left = max(1, int(deadline - time.monotonic()))
+        rc, output = self.run(["nv", "config", "apply", "-y"], True, timeout=left)
+        state, issues, revision = apply_result(output, rc)
+        return state, issues, "rev_id %s" % revision if revision else ""
+
+    def discard(self, rev):  # pylint: disable=unused-argument
+        try:
+            self.run(["nv", "config", "detach"], True)
+            return True
+        except NvueApiError:
+            return False
+
+    def save(self):
+        return self.checked(["nv", "config", "save"], True)

@@ -9,8 +9,6 @@ PRIVATE to the roce.fabric collection: may change without notice.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import re
 import traceback
@@ -18,6 +16,7 @@ import traceback
 from ansible.module_utils.basic import env_fallback
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError
+from ansible_collections.roce.fabric.plugins.module_utils.common.ssh import exception_chain, fingerprint, refused_host_key  # noqa: F401
 
 NETMIKO_IMPORT_ERROR = None
 try:
@@ -53,12 +52,6 @@ def connection_argument_spec():
         host_key_checking=dict(type="bool", default=True, fallback=(env_fallback, ["ONYX_HOST_KEY_CHECKING"])),
         known_hosts_file=dict(type="path", fallback=(env_fallback, ["ONYX_KNOWN_HOSTS_FILE"])),
     )
-
-
-def fingerprint(key):
-    """A host key's fingerprint as OpenSSH prints it (``SHA256:...``, unpadded base64 of its SHA-256)."""
-    digest = hashlib.sha256(key.asbytes()).digest()
-    return "SHA256:" + base64.b64encode(digest).decode("ascii").rstrip("=")
 
 
 class OnyxCliError(FabricError):
@@ -148,23 +141,12 @@ class OnyxSession(object):
 
     def raise_host_key_error(self, exc):
         """An OnyxCliError ``host_key`` when ``exc`` (or what it was raised from) is a refused host key."""
-        chain, seen = [], exc
-        while seen is not None and len(chain) < 5:
-            chain.append(seen)
-            seen = seen.__cause__ or seen.__context__
         where = "%s:%s" % (self.params["host"], self.params["port"])
-        for error in chain:
-            if isinstance(error, BadHostKeyException):
-                raise OnyxCliError("host_key", "The host key of %s (%s %s) is not the one known for it (%s %s in %s): refused "
-                                   "before logging in, nothing was sent. If the switch's key really changed, check the new "
-                                   "fingerprint on its console and replace its known_hosts entry."
-                                   % (where, error.key.get_name(), fingerprint(error.key), error.expected_key.get_name(),
-                                      fingerprint(error.expected_key), self.known_hosts_where()))
-        if self.host_key_checking and any("not found in known_hosts" in str(error) for error in chain):
-            raise OnyxCliError("host_key", "%s is not in %s: refused before logging in, nothing was sent. Check the switch's "
-                               "key fingerprint on its console, then add it (ssh-keyscan -p %s %s) to that file, or set "
-                               "host_key_checking false (onyx_host_key_checking in inventory) to trust any key."
-                               % (where, self.known_hosts_where(), self.params["port"], self.params["host"]))
+        message = refused_host_key(exception_chain(exc), where, self.known_hosts_where(), self.host_key_checking,
+                                   "ssh-keyscan -p %s %s" % (self.params["port"], self.params["host"]), "onyx_host_key_checking",
+                                   bad_host_key=BadHostKeyException)
+        if message:
+            raise OnyxCliError("host_key", message)
 
     def known_hosts_where(self):
         return "~/.ssh/known_hosts or %s" % self.known_hosts_file if self.known_hosts_file else "~/.ssh/known_hosts"

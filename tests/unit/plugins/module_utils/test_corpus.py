@@ -352,3 +352,12 @@ def test_nvue_config_parser_on_every_sample(name):
     assert have["vlans"] == [int(v) for v in expect["vlans"].split(",")]
     low, high = expect["ecn_tc0"].split("-")
     assert have["ecn"][0] == dict(ecn="enable", min=int(low), max=int(high))
+
+
+@pytest.mark.parametrize("name", corpus.samples("nvue", "nv_config_apply_"))
+def test_nv_config_apply_parser_on_every_sample(name):
+    expect = expectations("nvue", name)
+    state, issues, revision = nvue_parsers.apply_result(corpus.read("nvue", name), 1)
+    assert state == expect["state"] and revision == expect["revision"]
+    assert len(issues) == int(expect["issues"]) and expect["location"] in issues[0]
+    assert not any(issue.lower().startswith("invalid config") for issue in issues)

@@ -70,6 +70,7 @@ def test_full_plan_against_the_real_config():
     want = state.normalize_want(FULL)
     planned = state.plan(want, parsers.parse_config(real_config()))
     assert planned["commands"] == [
+        "nv set qos roce enable on",
         "nv set qos roce mode lossless",
         "nv set qos mapping default-global trust l3",
         "nv set qos pfc default-global switch-priority 3",
@@ -170,4 +171,20 @@ def test_releases_without_the_objects_are_refused():
 def test_rendered_plan_starts_from_nothing():
     planned = state.plan(state.normalize_want(params(roce_mode="lossy", ports=[dict(ports=["swp1s0-swp1s3"], mtu=9216, shutdown=None)])),
                          state.factory_state())
-    assert planned["commands"] == ["nv set qos roce mode lossy", "nv set interface swp1s0,swp1s1,swp1s2,swp1s3 link mtu 9216"]
+    assert planned["commands"] == ["nv set qos roce enable on", "nv set qos roce mode lossy", "nv set interface swp1s0,swp1s1,swp1s2,swp1s3 link mtu 9216"]
+
+
+def test_nv_config_show_list_becomes_the_root_document():
+    config = real_config()
+    body = dict((k, v) for k, v in config.items() if k != "header")
+    shown = [{"header": config["header"]}, {"set": body}]
+    assert parsers.config_from_show(shown) == config
+    assert parsers.config_from_show(config) == config
+    with pytest.raises(ValueError):
+        parsers.config_from_show([{"set": body}])
+
+
+def test_apply_result_of_a_clean_apply():
+    assert parsers.apply_result("applied [rev_id: 7]\n", 0) == ("applied", [], "7")
+    state, issues, _rev = parsers.apply_result("", 255)
+    assert state == "apply_fail" and issues == ["nv config apply exited 255"]
