@@ -10,6 +10,7 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.roce.fabric.plugins.module_utils.qos.counters import traffic_check
+from ansible_collections.roce.fabric.plugins.module_utils.qos.switch import role_args
 from ansible_collections.roce.fabric.plugins.module_utils.qos.contract import (
     ContractError,
     derive,
@@ -28,6 +29,14 @@ def roce_qos(contract):
 def roce_qos_switch_conflicts(contract, roce_mode=None, ports=None, pfc=None):
     try:
         return switch_conflicts(contract, roce_mode=roce_mode, ports=ports, pfc=pfc)
+    except ContractError as exc:
+        raise AnsibleFilterError(str(exc))
+
+
+def roce_switch_args(contract, os, roce_mode=None, vlans=None, ports=None, pfc=None, trust=None, ecn=None):
+    try:
+        return role_args(contract, os, roce_mode=roce_mode or None, vlans=vlans, ports=ports, pfc=pfc or None,
+                         trust=trust or None, ecn=ecn)
     except ContractError as exc:
         raise AnsibleFilterError(str(exc))
 
@@ -64,4 +73,5 @@ class FilterModule(object):
             "roce_qos_switch_conflicts": roce_qos_switch_conflicts,
             "roce_qos_conflicts": roce_qos_conflicts,
             "roce_qos_traffic": roce_qos_traffic,
+            "roce_switch_args": roce_switch_args,
         }

@@ -1,4 +1,4 @@
-"""Benchmark: roce.fabric.onyx_switch against simulated Onyx switches over real SSH.
+"""Benchmark: roce.fabric.roce_switch against simulated Onyx switches over real SSH.
 
     tests/run env > /dev/null; python tests/bench/onyx_bench.py [--switches 16]
 
@@ -24,14 +24,14 @@ sys.path.insert(0, os.path.join(REPO, "lab"))
 from door import Lab  # noqa: E402  pylint: disable=wrong-import-position
 
 SETUP = dict(
-    onyx_switch_roce_mode="lossless",
-    onyx_switch_vlans=[dict(id=111, name="roce", access_ports=["1/1-1/32"])],
-    onyx_switch_ports=[dict(ports=["1/1-1/32"], mtu=9216, trust="L3", pfc=True,
+    roce_switch_roce_mode="lossless",
+    roce_switch_vlans=[dict(id=111, name="roce", access_ports=["1/1-1/32"])],
+    roce_switch_ports=[dict(ports=["1/1-1/32"], mtu=9216, trust="L3", pfc=True,
                             ecn=[dict(traffic_class=3, min_kb=150, max_kb=1500)])],
-    onyx_switch_pfc=dict(enabled=True, priorities=[3]),
+    roce_switch_pfc=dict(enabled=True, priorities=[3]),
 )
 PLAY = [dict(name="RoCE on the benchmark switches", hosts="roce_switches", gather_facts=False,
-             roles=[dict(role="roce.fabric.onyx_switch")])]
+             roles=[dict(role="roce.fabric.roce_switch")])]
 
 
 def write_inventory(path, count, lab_dir):

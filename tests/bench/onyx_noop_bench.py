@@ -30,8 +30,8 @@ sys.path.insert(0, HERE)
 from door import Lab  # noqa: E402  pylint: disable=wrong-import-position
 from onyx_bench import SETUP, counters, play, write_inventory  # noqa: E402  pylint: disable=wrong-import-position
 
-TASK = {"roce.fabric.onyx_roce": {"roce_mode": SETUP["onyx_switch_roce_mode"], "vlans": SETUP["onyx_switch_vlans"],
-                                  "ports": SETUP["onyx_switch_ports"], "pfc": SETUP["onyx_switch_pfc"]}}
+TASK = {"roce.fabric.onyx_roce": {"roce_mode": SETUP["roce_switch_roce_mode"], "vlans": SETUP["roce_switch_vlans"],
+                                  "ports": SETUP["roce_switch_ports"], "pfc": SETUP["roce_switch_pfc"]}}
 
 
 def playbook(path, task):

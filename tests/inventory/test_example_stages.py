@@ -26,6 +26,7 @@ for _entry in os.environ.get("ANSIBLE_COLLECTIONS_PATH", "").split(os.pathsep):
         sys.path.insert(0, _entry)
         break
 from ansible_collections.roce.fabric.plugins.module_utils.qos import contract as qos  # noqa: E402  pylint: disable=wrong-import-position
+from ansible_collections.roce.fabric.plugins.module_utils.qos import switch as switch_vars  # noqa: E402  pylint: disable=wrong-import-position
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 INVENTORIES = [os.path.join(REPO, "inventories", "lab")] + sorted(
@@ -33,7 +34,7 @@ INVENTORIES = [os.path.join(REPO, "inventories", "lab")] + sorted(
 
 # The stages of roce.yml by play name, and the roles whose tasks a stage's play must list.
 STAGES = [
-    ("switch", "RoCE on NVIDIA Onyx switches", ["roce.fabric.onyx_switch"]),
+    ("switch", "RoCE on NVIDIA Spectrum switches (Onyx, Cumulus Linux)", ["roce.fabric.roce_switch"]),
     ("host", "GPU node host stack, no reboot yet",
      ["roce.fabric.nic_firmware", "roce.fabric.rdma_host", "roce.fabric.nic_qos", "roce.fabric.sriov"]),
     ("reboot", "One rolling reboot per host for everything pending, then checks", []),
@@ -194,10 +195,12 @@ def test_contract_stated_and_switches_agree(shipped):
         assert variables.get("nic_qos_interfaces"), "%s: %s gets no NIC QoS (nic_qos_interfaces)" % (name(inventory), host)
     for switch in groups.get("roce_switches", []):
         variables = hostvars[switch]
-        mode = variables.get("onyx_switch_roce_mode", qos.normalize(variables["roce_fabric_qos"])["mode"])
-        conflicts = qos.switch_conflicts(variables["roce_fabric_qos"], roce_mode=mode,
-                                         ports=variables.get("onyx_switch_ports"), pfc=variables.get("onyx_switch_pfc"))
-        assert not conflicts, "%s: %s: %s" % (name(inventory), switch, conflicts)
+        mode = variables.get("roce_switch_roce_mode", qos.normalize(variables["roce_fabric_qos"])["mode"])
+        found = switch_vars.role_args(variables["roce_fabric_qos"], variables.get("ansible_network_os", "onyx"), roce_mode=mode,
+                                      vlans=variables.get("roce_switch_vlans"), ports=variables.get("roce_switch_ports"),
+                                      pfc=variables.get("roce_switch_pfc"), trust=variables.get("roce_switch_trust"),
+                                      ecn=variables.get("roce_switch_ecn"))
+        assert not found["errors"], "%s: %s: %s" % (name(inventory), switch, found["errors"])
 
 
 def table():

@@ -3,9 +3,13 @@ the switch's inventory connection variables: leaf1 (Cumulus Linux 5.9.2) over th
 checked against the lab's CA; leaf2 (5.4.0, REST API off) with nv over SSH, its host key pinned. Every case reads
 the switch's applied configuration and its request log from outside."""
 
+import os
+import subprocess
 from urllib.parse import quote
 
 import pytest
+
+from conftest import INVENTORY, REPO
 
 MODULE = "roce.fabric.nvue_roce"
 SEED = dict(
@@ -242,3 +246,60 @@ def test_ssh_wrong_password(leaf2):
     result = leaf2.module(MODULE, dict(SSH_SEED, password="not-the-password"))
     assert result["failed"] is True and "Authentication" in result["msg"] and "not-the-password" not in str(result)
     assert leaf2.calls() == []
+
+
+# --- the roce_switch role: one play, an Onyx and a Cumulus switch, one set of variables --------------------------------
+
+def play(*args, check=False):
+    env = dict(os.environ, ANSIBLE_NOCOLOR="1")
+    argv = ["ansible-playbook", "-i", INVENTORY] + list(args) + (["--check", "--diff"] if check else [])
+    return subprocess.run(argv, capture_output=True, text=True, cwd=REPO, env=env, check=False)
+
+
+def test_switch_role_configures_onyx_and_cumulus_in_one_play(sw1, leaf1, tmp_path):
+    """playbooks/switch.yml on sw1 (Onyx 3.10) and leaf1 (Cumulus 5.9.2) in one play: the same QoS variables
+    (roce_switch_roce_mode, _trust, _pfc, _ecn in host_vars/sw1.yml and host_vars/leaf1.yml), ports in each one's names."""
+    proc = play("-l", "sw1,leaf1", "-e", "roce_switch_serial=2", "-e", "roce_allow_all_at_once=true", "playbooks/switch.yml")
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert proc.stdout.count("PLAY [RoCE on NVIDIA Spectrum switches") == 1, "not one play"
+    running = sw1.state()["running"]
+    assert running["roce"] == "lossless" and running["ports"]["1/2"]["trust"] == "L3" and running["ports"]["1/2"]["mtu"] == 9216
+    qos = leaf1.applied()["qos"]
+    assert qos["roce"] == {"enable": "on", "mode": "lossless"} and qos["mapping"]["default-global"]["trust"] == "l3"
+    assert qos["congestion-control"]["default-global"]["traffic-class"]["3"] == {"ecn": "enable", "min-threshold": 150000,
+                                                                               "max-threshold": 1500000}
+    assert qos["pfc"]["default-global"]["switch-priority"] == {"3": {}}
+    assert port(leaf1, "swp31s1")["bridge"]["domain"]["br_default"]["vlan"] == {"112": {}}
+
+    again = play("-l", "sw1,leaf1", "-e", "roce_switch_serial=2", "-e", "roce_allow_all_at_once=true", "playbooks/switch.yml")
+    assert again.returncode == 0 and "changed=0" in again.stdout.split("PLAY RECAP")[1], again.stdout[-3000:]
+    assert again.stdout.split("PLAY RECAP")[1].count("changed=0") == 2
+
+    # validate.yml's first play: both switches agree with the contract.
+    playbook = tmp_path / "verify.yml"
+    playbook.write_text("- hosts: sw1,leaf1\n  gather_facts: false\n  tasks:\n    - ansible.builtin.include_role:\n"
+                        "        name: roce.fabric.roce_switch\n        tasks_from: verify\n"
+                        "    - ansible.builtin.assert:\n        that: roce_switch_check.status == 'passed'\n"
+                        "        fail_msg: '{{ roce_switch_check.msg }}'\n")
+    checked = play(str(playbook))
+    assert checked.returncode == 0, checked.stdout[-3000:]
+
+
+def test_switch_role_refuses_per_port_qos_on_cumulus_and_changes_nothing(leaf1, tmp_path):
+    before = leaf1.state()
+    playbook = tmp_path / "play.yml"
+    playbook.write_text("- hosts: leaf1\n  gather_facts: false\n  roles:\n    - role: roce.fabric.roce_switch\n"
+                        "      vars:\n        roce_switch_ports: [{ports: [swp5], mtu: 9216, trust: L3}]\n")
+    proc = play(str(playbook))
+    assert proc.returncode != 0 and "Cumulus Linux keeps them per switch" in proc.stdout, proc.stdout[-3000:]
+    unchanged(leaf1, before)
+    assert leaf1.calls() == []
+
+
+def test_roce_check_mode_on_the_switches_changes_nothing(sw1, leaf1, leaf2):
+    before = [s.state() for s in (leaf1, leaf2)]
+    proc = play("-l", "leaf1,leaf2", "-e", "roce_switch_serial=2", "-e", "roce_allow_all_at_once=true", "playbooks/switch.yml", check=True)
+    assert proc.returncode == 0 and "changed=1" in proc.stdout, proc.stdout[-3000:]
+    for switch, state in zip((leaf1, leaf2), before):
+        unchanged(switch, state)
+        assert switch.mutating_requests() == [] and state["revisions"] == switch.state()["revisions"]

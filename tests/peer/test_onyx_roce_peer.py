@@ -209,12 +209,13 @@ def test_two_tasks_against_one_switch_take_turns(sw1, tmp_path):
 
 
 def test_role_refuses_link_toggling_changes_when_asked(sw1, tmp_path):
-    """onyx_switch with onyx_switch_allow_link_toggle false: an MTU change fails with the ports and commands, nothing is sent."""
+    """roce_switch with roce_switch_allow_link_toggle false: an MTU change fails with the ports and commands, nothing is sent."""
     playbook = tmp_path / "play.yml"
     playbook.write_text(
-        "- hosts: sw1\n  gather_facts: false\n  roles:\n    - role: roce.fabric.onyx_switch\n"
-        "      vars:\n        onyx_switch_allow_link_toggle: false\n        onyx_switch_roce_mode: null\n"
-        "        onyx_switch_vlans: []\n        onyx_switch_ports: [{ports: [1/7], mtu: 9216}]\n"
+        "- hosts: sw1\n  gather_facts: false\n  roles:\n    - role: roce.fabric.roce_switch\n"
+        "      vars:\n        roce_switch_allow_link_toggle: false\n        roce_switch_roce_mode: null\n"
+        "        roce_switch_vlans: []\n        roce_switch_ports: [{ports: [1/7], mtu: 9216}]\n"
+        "        roce_switch_trust: null\n        roce_switch_pfc: null\n        roce_switch_ecn: []\n"
     )
     proc = subprocess.run(["ansible-playbook", "-i", INVENTORY, str(playbook)], capture_output=True, text=True, cwd=REPO, check=False)
     assert proc.returncode != 0
@@ -222,6 +223,28 @@ def test_role_refuses_link_toggling_changes_when_asked(sw1, tmp_path):
     assert sw1.config_lines() == [] and running_port(sw1, "1/7")["mtu"] == 1500
     # Hardening (issue 15 item 8): checked in the one session that would send the change, not in a login before it.
     assert sw1.state()["logins"] == 1
+
+
+def test_deprecated_onyx_switch_role_and_variables_still_work(sw1, tmp_path):
+    """The onyx_switch role and its onyx_switch_* variables, kept for one release: the role runs roce_switch, which
+    reads them (warning that they are deprecated), and keeps onyx_switch_result."""
+    inventory = tmp_path / "hosts.yml"
+    known_hosts = os.path.join(LAB.dir, "switches", "known_hosts")
+    inventory.write_text(
+        "all:\n  hosts:\n    sw1:\n      ansible_host: 127.0.0.1\n      ansible_port: 22201\n      ansible_user: admin\n"
+        "      ansible_password: admin\n      onyx_known_hosts_file: %s\n      onyx_switch_roce_mode: lossless\n"
+        "      onyx_switch_ports: [{ports: [1/5-1/6], mtu: 9000, trust: L3, pfc: true}]\n"
+        "      onyx_switch_pfc: {enabled: true, priorities: [3]}\n" % known_hosts)
+    playbook = tmp_path / "play.yml"
+    playbook.write_text("- hosts: sw1\n  gather_facts: false\n  roles:\n    - role: roce.fabric.onyx_switch\n"
+                        "  post_tasks:\n    - name: result\n      ansible.builtin.assert:\n"
+                        "        that: onyx_switch_result.changed\n")
+    proc = subprocess.run(["ansible-playbook", "-i", str(inventory), str(playbook)], capture_output=True, text=True, cwd=REPO,
+                          check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "roce.fabric.onyx_switch is deprecated" in proc.stdout and "onyx_switch_ports" in proc.stdout
+    assert running_port(sw1, "1/5")["mtu"] == 9000 and running_port(sw1, "1/6")["trust"] == "L3"
+    assert sw1.state()["running"]["roce"] == "lossless"
 
 
 def switch_check(tmp_path):
@@ -296,24 +319,24 @@ def test_switch_playbook_takes_one_switch_at_a_time_and_refuses_all_at_once(sw1,
         (["-e", "roce_switch_serial=0"], "roce_switch_serial must be a number of hosts (1 or more)"),
     ]
     for args, message in cases:
-        proc = subprocess.run(["ansible-playbook", "-i", INVENTORY, "playbooks/switch.yml"] + args, capture_output=True,
+        proc = subprocess.run(["ansible-playbook", "-i", INVENTORY, "-l", "sw1,sw2", "playbooks/switch.yml"] + args, capture_output=True,
                               text=True, cwd=REPO, check=False)
         out = proc.stdout
         assert proc.returncode != 0 and message in out and "Nothing was changed." in out, (args, out[-3000:])
-        assert "PLAY [RoCE on NVIDIA Onyx switches]" not in out, out[-3000:]
+        assert "PLAY [RoCE on NVIDIA Spectrum switches" not in out, out[-3000:]
     # A group_vars value alone: Ansible would take batches of 1 and say nothing; the guard names it.
     site.write_text("all:\n  children:\n    roce_switches:\n      vars:\n        roce_switch_serial: 2\n")
-    proc = subprocess.run(["ansible-playbook", "-i", INVENTORY, "-i", str(site), "playbooks/switch.yml"], capture_output=True,
+    proc = subprocess.run(["ansible-playbook", "-i", INVENTORY, "-i", str(site), "-l", "sw1,sw2", "playbooks/switch.yml"], capture_output=True,
                           text=True, cwd=REPO, check=False)
     assert proc.returncode != 0 and "roce_switch_serial is 2 for these hosts, but the play takes 1 at a time" in proc.stdout
     assert sw1.config_lines() == [] and sw2.config_lines() == []
 
     # The default: one switch, then the other; each batch is a play of its own, and sw1 is done before sw2 starts.
-    proc = subprocess.run(["ansible-playbook", "-i", INVENTORY, "playbooks/switch.yml"], capture_output=True, text=True,
-                          cwd=REPO, check=False)
+    proc = subprocess.run(["ansible-playbook", "-i", INVENTORY, "-l", "sw1,sw2", "playbooks/switch.yml"], capture_output=True,
+                          text=True, cwd=REPO, check=False)
     out = proc.stdout
     assert proc.returncode == 0, out[-3000:]
-    batches = out.split("PLAY [RoCE on NVIDIA Onyx switches]")[1:]
+    batches = out.split("PLAY [RoCE on NVIDIA Spectrum switches (Onyx, Cumulus Linux)]")[1:]
     assert len(batches) == 2, out[-3000:]
     assert "[sw1]" in batches[0] and "[sw2]" not in batches[0] and "[sw2]" in batches[1] and "[sw1]" not in batches[1]
     assert sw1.config_lines() and sw2.config_lines()

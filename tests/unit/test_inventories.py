@@ -38,7 +38,7 @@ def group_vars(inventory):
 
 
 def test_there_is_something_to_check():
-    assert len(INVENTORIES) >= 4 and {"nic_firmware", "onyx_switch"} <= set(ROLES)
+    assert len(INVENTORIES) >= 4 and {"nic_firmware", "roce_switch"} <= set(ROLES)
 
 
 @pytest.mark.parametrize("inventory", INVENTORIES, ids=lambda p: os.path.relpath(os.path.dirname(p), ROOT))

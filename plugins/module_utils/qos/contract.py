@@ -145,18 +145,24 @@ def derive(contract):
     })
 
 
-def onyx_roce_limits(contract):
-    """What of the contract Onyx's ``roce`` command cannot express: messages, empty when it can."""
+# The RoCE profile of each switch OS, as the roles use it: Onyx's ``roce`` command and Cumulus Linux's
+# ``nv set qos roce`` both carry RoCE on switch priority 3 and CNPs on 6, with the default DSCP map.
+PROFILE_NAMES = {"onyx": "Onyx's roce command", "nvue": "Cumulus Linux's RoCE profile (nv set qos roce)"}
+
+
+def onyx_roce_limits(contract, os="onyx"):
+    """What of the contract the switch's RoCE profile cannot express: messages, empty when it can."""
     c = normalize(contract)
     errors = []
     for what, dscp, prio, onyx in (("RoCE", c["roce_dscp"], c["roce_priority"], ONYX_ROCE_PRIORITY),
                                    ("CNP", c["cnp_dscp"], c["cnp_priority"], ONYX_CNP_PRIORITY)):
         if prio != onyx or default_priority(dscp) != onyx:
             errors.append(
-                "Onyx's roce command carries %s on switch priority %d, with DSCP %d-%d mapped to it; the contract asks DSCP %d "
-                "on priority %d, which it cannot express: choose a DSCP in %d-%d on priority %d, or set onyx_switch_roce_mode "
+                "%s carries %s on switch priority %d, with DSCP %d-%d mapped to it; the contract asks DSCP %d "
+                "on priority %d, which it cannot express: choose a DSCP in %d-%d on priority %d, or set roce_switch_roce_mode "
                 "to null and configure the switch's QoS by hand"
-                % (what, onyx, onyx * 8, onyx * 8 + 7, dscp, prio, onyx * 8, onyx * 8 + 7, onyx))
+                % (PROFILE_NAMES.get(os, PROFILE_NAMES["onyx"]), what, onyx, onyx * 8, onyx * 8 + 7, dscp, prio, onyx * 8,
+                   onyx * 8 + 7, onyx))
     return errors
 
 
@@ -164,10 +170,11 @@ def _ranges_of(ports_entry):
     return ", ".join(str(p) for p in ports_entry.get("ports") or [])
 
 
-def switch_conflicts(contract, roce_mode=None, ports=None, pfc=None):
-    """Why the Onyx switch settings contradict the contract: a list of messages, empty when they agree.
+def switch_conflicts(contract, roce_mode=None, ports=None, pfc=None, os="onyx"):
+    """Why the switch settings contradict the contract: a list of messages, empty when they agree.
 
-    ``roce_mode`` / ``ports`` / ``pfc`` are onyx_roce's options (``ports``: [{ports, trust, pfc, ecn}]).
+    ``roce_mode`` / ``ports`` / ``pfc`` are onyx_roce's options (``ports``: [{ports, trust, pfc, ecn}]); a Cumulus
+    switch's global trust, PFC and ECN are given as one such entry (see ``switch.role_args``).
     """
     c = normalize(contract)
     errors = []
@@ -176,8 +183,10 @@ def switch_conflicts(contract, roce_mode=None, ports=None, pfc=None):
             errors.append("roce mode %s on the switch, the contract says %s (roce_fabric_qos.mode)" % (roce_mode, c["mode"]))
         if roce_mode == "semi-lossless" and c["mode"] != "lossless":
             errors.append("roce mode semi-lossless uses PFC, the contract says %s" % c["mode"])
+        if roce_mode == "lossless-single-ipool" and c["mode"] != "lossless":
+            errors.append("roce mode lossless-single-ipool uses PFC, the contract says %s" % c["mode"])
         if roce_mode != "disabled":
-            errors.extend(onyx_roce_limits(c))
+            errors.extend(onyx_roce_limits(c, os))
     for entry in ports or []:
         where = _ranges_of(entry)
         trust = entry.get("trust")

@@ -72,7 +72,7 @@ def test_switch_settings_that_contradict_are_named():
 
 def test_onyx_roce_cannot_move_roce_or_cnps():
     (message,) = contract.switch_conflicts({"roce_dscp": 34, "roce_priority": 4}, "lossless")
-    assert "priority 3" in message and "DSCP 34" in message and "onyx_switch_roce_mode to null" in message
+    assert "priority 3" in message and "DSCP 34" in message and "roce_switch_roce_mode to null" in message and "Onyx's roce command" in message
     assert len(contract.switch_conflicts({"cnp_dscp": 40, "cnp_priority": 5}, "lossy", None, None)) == 2
 
 
@@ -185,3 +185,33 @@ def test_a_dscp_change_reaches_every_layer_and_nothing_else():
         wanted = state.want(dict(trust=derived["trust"], pfc=derived["pfc_priorities"], ecn=derived["ecn_priorities"],
                                  cnp_dscp=derived["cnp_dscp"], cnp_priority=derived["cnp_priority"], roce_tos=derived["roce_tos"]))
         assert state.compare(wanted, have) == expected
+
+
+def test_one_set_of_switch_variables_for_both_operating_systems():
+    from ansible_collections.roce.fabric.plugins.module_utils.qos import switch
+    common = dict(roce_mode="lossless", vlans=[dict(id=111, name="roce", access_ports=["1/1-1/4"])],
+                  pfc=dict(enabled=True, priorities=[3]), trust="l3",
+                  ecn=[dict(traffic_class=3, min_kb=150, max_kb=1500)])
+    onyx = switch.role_args({}, "mellanox.onyx.onyx", ports=[dict(ports=["1/1-1/4"], mtu=9216), dict(ports=["1/32"], roce=False)],
+                            **common)
+    assert onyx["errors"] == [] and onyx["module"] == "roce.fabric.onyx_roce"
+    assert onyx["args"]["ports"][0] == dict(ports=["1/1-1/4"], mtu=9216, trust="L3", pfc=True,
+                                            ecn=[dict(traffic_class=3, min_kb=150, max_kb=1500)])
+    assert onyx["args"]["ports"][1] == dict(ports=["1/32"]) and onyx["args"]["vlans"][0]["name"] == "roce"
+    nvue = switch.role_args({}, "nvue", ports=[dict(ports=["swp1-4"], mtu=9216)], **common)
+    assert nvue["errors"] == [] and nvue["module"] == "roce.fabric.nvue_roce"
+    assert nvue["args"]["trust"] == "l3" and nvue["args"]["ecn"] == [dict(traffic_class=3, min_bytes=150000, max_bytes=1500000)]
+    assert nvue["args"]["pfc"] == dict(enabled=True, priorities=[3]) and "name" not in nvue["args"]["vlans"][0]
+
+
+def test_switch_variables_an_os_cannot_take_or_the_contract_refuses():
+    from ansible_collections.roce.fabric.plugins.module_utils.qos import switch
+    per_port = switch.role_args({}, "cumulus", ports=[dict(ports=["swp1"], trust="L3")])
+    assert "Cumulus Linux keeps them per switch" in per_port["errors"][0]
+    semi = switch.role_args({}, "nvue", roce_mode="semi-lossless")
+    assert "is Onyx's" in semi["errors"][0]
+    lossy = switch.role_args({"mode": "lossy"}, "nvue", roce_mode="lossy", pfc=dict(enabled=True, priorities=[3]))
+    assert any("global PFC enabled" in e for e in lossy["errors"])
+    l2 = switch.role_args({}, "nvue", trust="l2")
+    assert any("trust L2" in e for e in l2["errors"])
+    assert "not one this collection configures" in switch.role_args({}, "eos")["errors"][0]
