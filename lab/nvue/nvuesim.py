@@ -118,7 +118,7 @@ class Switch(object):
                 self.data = json.load(handle)
         else:
             config = initial_config(self.args.version)
-            self.data = dict(applied=config, startup=copy.deepcopy(config), revisions={}, requests=[], applies=0, saves=0,
+            self.data = dict(applied=config, startup=copy.deepcopy(config), revisions={}, pending={}, requests=[], applies=0, saves=0,
                              faults=dict(apply=None, drop_after=None, delay=0), ports=self.args.ports,
                              breakouts=self.args.breakouts, version=self.args.version)
             self.save()
@@ -308,7 +308,7 @@ def nv_command(switch, user, line):
     if not words or words[0] != "nv":
         return "bash: %s: command not found\n" % (words[0] if words else ""), 127
     args = words[1:]
-    pending = switch.data.setdefault("pending", {})
+    pending = switch.data["pending"]
     if args[:2] == ["config", "show"]:
         rev = args[args.index("-r") + 1] if "-r" in args else "applied"
         config = switch.data["startup"] if rev == "startup" else switch.data["applied"]

@@ -266,8 +266,8 @@ def test_switch_role_configures_onyx_and_cumulus_in_one_play(sw1, leaf1, tmp_pat
     assert running["roce"] == "lossless" and running["ports"]["1/2"]["trust"] == "L3" and running["ports"]["1/2"]["mtu"] == 9216
     qos = leaf1.applied()["qos"]
     assert qos["roce"] == {"enable": "on", "mode": "lossless"} and qos["mapping"]["default-global"]["trust"] == "l3"
-    assert qos["congestion-control"]["default-global"]["traffic-class"]["3"] == {"ecn": "enable", "min-threshold": 150000,
-                                                                               "max-threshold": 1500000}
+    ecn = qos["congestion-control"]["default-global"]["traffic-class"]["3"]
+    assert ecn == {"ecn": "enable", "min-threshold": 150000, "max-threshold": 1500000}
     assert qos["pfc"]["default-global"]["switch-priority"] == {"3": {}}
     assert port(leaf1, "swp31s1")["bridge"]["domain"]["br_default"]["vlan"] == {"112": {}}
 

@@ -28,8 +28,8 @@ def snapshot():
             value = LAB.state(peer)
             if isinstance(value, dict):
                 # Counters of what was read (logins, SOAP calls, tool runs) grow in check mode too: compare what is held.
-                value = dict((k, v) for k, v in value.items() if k not in ("logins", "auth_attempts", "sessions", "calls", "commands", "soap_calls", "uptime",
-                                                                     "requests"))
+                read_counters = ("logins", "auth_attempts", "sessions", "calls", "commands", "soap_calls", "uptime", "requests")
+                value = dict((k, v) for k, v in value.items() if k not in read_counters)
             state[peer] = json.dumps(value, sort_keys=True, default=str)
     return state
 

@@ -16,7 +16,7 @@ import traceback
 from ansible.module_utils.basic import env_fallback
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError
-from ansible_collections.roce.fabric.plugins.module_utils.common.ssh import exception_chain, fingerprint, refused_host_key  # noqa: F401
+from ansible_collections.roce.fabric.plugins.module_utils.common.ssh import exception_chain, refused_host_key
 
 NETMIKO_IMPORT_ERROR = None
 try:

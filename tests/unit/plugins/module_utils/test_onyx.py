@@ -10,6 +10,7 @@ import os
 import pytest
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError
+from ansible_collections.roce.fabric.plugins.module_utils.common.ssh import fingerprint
 from ansible_collections.roce.fabric.plugins.module_utils.onyx import held_down, parsers, state
 from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
@@ -337,9 +338,9 @@ def test_a_changed_host_key_is_named_by_both_fingerprints_and_nothing_is_sent():
     session = transport.OnyxSession("127.0.0.1", 2201, "admin", "pw", connect=connect, known_hosts_file="/etc/roce/known_hosts")
     with pytest.raises(transport.OnyxCliError) as exc:
         session.open()
-    assert exc.value.kind == "host_key" and transport.fingerprint(got) in str(exc.value)
-    assert transport.fingerprint(expected) in str(exc.value) and "/etc/roce/known_hosts" in str(exc.value)
-    assert transport.fingerprint(got).startswith("SHA256:") and not transport.fingerprint(got).endswith("=")
+    assert exc.value.kind == "host_key" and fingerprint(got) in str(exc.value)
+    assert fingerprint(expected) in str(exc.value) and "/etc/roce/known_hosts" in str(exc.value)
+    assert fingerprint(got).startswith("SHA256:") and not fingerprint(got).endswith("=")
     # Checking is on by default: netmiko's strict policy with the controller's and the given known_hosts.
     assert seen["ssh_strict"] is True and seen["system_host_keys"] is True and seen["alt_key_file"] == "/etc/roce/known_hosts"
     assert session.logins == 0
