@@ -49,6 +49,21 @@ def test_switches_run_their_inventory_settings_and_saved_them():
         assert sum(1 for c in state["commands"] if c["line"] == "configuration write") == 1
 
 
+def test_cumulus_switches_run_their_inventory_settings_and_saved_them():
+    """leaf1 (REST API) and leaf2 (nv over SSH): the same QoS variables as sw1, applied once and saved once over the
+    check run, the converge and the idempotence run."""
+    for name, ports in (("leaf1", ["swp1", "swp4", "swp31s3"]), ("leaf2", ["swp1", "swp3"])):
+        state = LAB.state(name)
+        qos = state["applied"]["qos"]
+        assert qos["roce"] == {"enable": "on", "mode": "lossless"}, name
+        assert qos["mapping"]["default-global"]["trust"] == "l3" and qos["pfc"]["default-global"]["switch-priority"] == {"3": {}}
+        assert qos["congestion-control"]["default-global"]["traffic-class"]["3"]["max-threshold"] == 1500000
+        for port in ports:
+            assert state["applied"]["interface"][port]["link"]["mtu"] == 9216, (name, port)
+        assert state["applied"]["interface"]["swp1"]["bridge"]["domain"]["br_default"]["access"] == 111
+        assert state["applies"] == 1 and state["saves"] == 1 and state["startup"] == state["applied"], name
+
+
 def test_nic_qos_follows_the_contract(host):
     """The RoCE QoS contract (inventories/lab/group_vars/all.yml) on every ConnectX port of nic_qos_interfaces,
     as the host's QoS simulator holds it (read from outside): trust DSCP and PFC on priority 3, after the reboot
@@ -66,10 +81,10 @@ def test_nic_qos_follows_the_contract(host):
 
 def test_the_report_reads_each_switch_against_its_contract():
     """The last run's validation report (the idempotence run) has a "qos switch" check per switch: each agrees with
-    its contract, sw1 lossless from group_vars/all, sw2 with its own lossy one."""
+    its contract, sw1, leaf1 and leaf2 lossless from group_vars/all, sw2 with its own lossy one."""
     with open("/var/tmp/roce-fabric-validation/report.json") as handle:
         report = json.load(handle)
-    for name, mode in (("sw1", "lossless"), ("sw2", "lossy")):
+    for name, mode in (("sw1", "lossless"), ("sw2", "lossy"), ("leaf1", "lossless"), ("leaf2", "lossless")):
         [check] = report["hosts"][name]["checks"]
         assert check["name"] == "qos switch" and check["status"] == "passed", check
         assert ("%s agrees with the contract: roce %s" % (name, mode)) in check["msg"], check
