@@ -303,3 +303,17 @@ def test_roce_check_mode_on_the_switches_changes_nothing(sw1, leaf1, leaf2):
     for switch, state in zip((leaf1, leaf2), before):
         unchanged(switch, state)
         assert switch.mutating_requests() == [] and state["revisions"] == switch.state()["revisions"]
+
+
+def test_ssh_session_dropped_while_staging_leaves_the_applied_configuration(leaf2):
+    before = leaf2.state()
+    leaf2.set_faults(drop_after=3)  # nv config show, nv config detach, one nv set; then the session is cut
+    result = leaf2.module(MODULE, dict(SSH_SEED, timeout=5))
+    assert result["failed"] is True and "Nothing was applied" in result["msg"], result
+    state = leaf2.state()
+    assert state["applied"] == before["applied"] and state["applies"] == 0
+    leaf2.set_faults()
+    again = leaf2.module(MODULE, SSH_SEED)
+    assert again.get("failed") is not True and again["changed"] is True, again
+    assert leaf2.state()["pending"] == {}, "staged changes of the dropped run were applied or left behind"
+    assert leaf2.module(MODULE, SSH_SEED)["changed"] is False
