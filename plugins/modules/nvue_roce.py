@@ -10,7 +10,7 @@ DOCUMENTATION = r"""
 ---
 module: nvue_roce
 short_description: RoCE on an NVIDIA Spectrum switch running Cumulus Linux, through the NVUE REST API
-version_added: 1.1.0
+version_added: 1.0.0
 description:
   - Configures what a RoCE fabric needs on an NVIDIA Spectrum switch running Cumulus Linux 5, the same contract as
     M(roce.fabric.onyx_roce) - RoCE mode (C(nv set qos roce mode)), VLANs of the bridge C(br_default) and their

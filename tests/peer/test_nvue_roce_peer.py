@@ -26,6 +26,13 @@ def port(switch, name):
     return switch.applied()["interface"][name]
 
 
+def converges(switch, args):
+    """The next run after a failure makes the change, and the one after it none."""
+    again = switch.module(MODULE, args)
+    assert again.get("failed") is not True and again["changed"] is True, again
+    assert switch.module(MODULE, args)["changed"] is False
+
+
 def unchanged(switch, before):
     """The switch's applied and startup configuration are as they were, and no revision waits half-staged."""
     after = switch.state()
@@ -122,9 +129,7 @@ def test_apply_failure_and_hang_leave_the_applied_configuration(leaf1):
     state = leaf1.state()
     assert state["applied"] == before["applied"] and state["applies"] == 0
     leaf1.set_faults()
-    again = leaf1.module(MODULE, SEED)
-    assert again.get("failed") is not True and again["changed"] is True, again
-    assert leaf1.module(MODULE, SEED)["changed"] is False
+    converges(leaf1, SEED)
 
 
 def test_connection_dropped_before_apply_converges(leaf1):
@@ -229,9 +234,7 @@ def test_ssh_hung_apply_is_reported_and_the_next_run_converges(leaf2):
     assert hung["failed"] is True and "whether the switch applied it is not known" in hung["msg"], hung
     assert leaf2.state()["applies"] == 0
     leaf2.set_faults()
-    again = leaf2.module(MODULE, SSH_SEED)
-    assert again.get("failed") is not True and again["changed"] is True, again
-    assert leaf2.module(MODULE, SSH_SEED)["changed"] is False
+    converges(leaf2, SSH_SEED)
 
 
 def test_ssh_unknown_host_key_is_refused_before_login(leaf2, tmp_path):
@@ -313,7 +316,5 @@ def test_ssh_session_dropped_while_staging_leaves_the_applied_configuration(leaf
     state = leaf2.state()
     assert state["applied"] == before["applied"] and state["applies"] == 0
     leaf2.set_faults()
-    again = leaf2.module(MODULE, SSH_SEED)
-    assert again.get("failed") is not True and again["changed"] is True, again
+    converges(leaf2, SSH_SEED)
     assert leaf2.state()["pending"] == {}, "staged changes of the dropped run were applied or left behind"
-    assert leaf2.module(MODULE, SSH_SEED)["changed"] is False
