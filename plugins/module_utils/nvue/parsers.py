@@ -28,7 +28,7 @@ ROCE_MODES = ("lossless", "lossy", "lossless-single-ipool", "disabled")
 TRUST_MODES = ("l2", "l3", "both", "port")
 # Releases from which NVUE has an object (the Cumulus Linux user guides and command references).
 QOS_OBJECTS_VERSION = "5.3.0"       # qos mapping / pfc / congestion-control ("Introduced in Cumulus Linux 5.3.0")
-SINGLE_IPOOL_VERSION = "5.12.0"     # mode lossless-single-ipool: first in the 5.12 guide (5.10's has lossless and lossy)
+SINGLE_IPOOL_VERSION = "5.12.0"     # mode lossless-single-ipool: in the 5.12 guide; the 5.11 guide keeps it commented "FOR 5.12"
 REST_DEFAULT_VERSION = "5.6.0"      # the REST API listens by default from 5.6; before, an operator enables it
 MTU_MIN = 552
 MTU_MAX = 9216

@@ -33,6 +33,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.common.ssh import exce
 from ansible_collections.roce.fabric.plugins.module_utils.nvue.parsers import (
     DONE_STATES,
     FAILED_STATES,
+    REST_DEFAULT_VERSION,
     apply_result,
     config_from_show,
     revision_id,
@@ -102,7 +103,11 @@ class NvueRest(object):
             raise NvueApiError("The switch's NVUE API refused %s (HTTP %d%s)" % (what or record, exc.code, detail),
                                status=exc.code)
         except URLError as exc:
-            raise NvueApiError("The switch's NVUE API at %s did not answer %s: %s" % (self.base, what or record, exc.reason))
+            hint = ""
+            if isinstance(exc.reason, ConnectionRefusedError):
+                hint = (" (Cumulus Linux before %s serves no REST API until an operator enables it; nvue_transport: ssh "
+                        "uses nv over SSH instead)" % REST_DEFAULT_VERSION)
+            raise NvueApiError("The switch's NVUE API at %s did not answer %s: %s%s" % (self.base, what or record, exc.reason, hint))
         except (OSError, ValueError) as exc:
             raise NvueApiError("The switch's NVUE API at %s did not answer %s: %s" % (self.base, what or record, exc))
         if not text:
