@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.join(REPO, "lab"))
 sys.path.insert(0, HERE)
 from door import Lab  # noqa: E402  pylint: disable=wrong-import-position
 from onyx_bench import play  # noqa: E402  pylint: disable=wrong-import-position
+from onyx_noop_bench import playbook  # noqa: E402  pylint: disable=wrong-import-position
 
 TASK = {"roce.fabric.nvue_roce": dict(
     roce_mode="lossless", trust="l3", pfc=dict(enabled=True, priorities=[3]),
@@ -49,12 +50,6 @@ def write_inventory(path, count, lab_dir, transport):
                      nvue_known_hosts_file=os.path.join(lab_dir, "switches", "known_hosts"))
     with open(path, "w") as handle:
         yaml.safe_dump(dict(all=dict(vars=variables, children=dict(roce_switches=dict(hosts=hosts)))), handle)
-
-
-def playbook(path, task):
-    with open(path, "w") as handle:
-        yaml.safe_dump([dict(name="One task", hosts="roce_switches", gather_facts=False, tasks=[dict(task, name="t")])], handle)
-    return path
 
 
 def counters(lab, names):
