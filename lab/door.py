@@ -111,6 +111,10 @@ class Lab(object):
         """The path of a file the peer writes (``console``, ``audit``, ``kubeconfig``, ``boot_id``...)."""
         return self.peer(host).artifact(name)
 
+    def command_line(self, host):
+        """The argv of a simulator process (vcsim, Onyx, NVUE) as ``ps`` shows it to any local user."""
+        return self.peer(host).command_line()
+
     def ssh_key(self):
         """The private key every lab peer accepts."""
         return os.path.join(self.dir, "ssh", "id_ed25519")

@@ -46,6 +46,20 @@ class Peer(object):
     def path(self, *parts):
         return os.path.join(self.dir, *parts)
 
+    def secret_file(self, name, value):
+        """Write a secret (a simulator's login password) to ``<dir>/<name>`` readable by its owner only, and return
+        the path: simulators read secrets from files, never from their command line, which any local user can read
+        in ``ps``."""
+        os.makedirs(self.dir, exist_ok=True)
+        path = self.path(name)
+        if os.path.exists(path + ".tmp"):
+            os.unlink(path + ".tmp")
+        fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write("%s\n" % value)
+        os.replace(path + ".tmp", path)
+        return path
+
     # --- lifecycle ---------------------------------------------------------------------------------
 
     def start(self, keep_state=False):
@@ -86,6 +100,9 @@ class Peer(object):
     def reset_calls(self):
         raise LabError("%s (%s) cannot forget its calls" % (self.name, self.kind))
 
+    def command_line(self):
+        raise LabError("%s (%s) is no single process on this machine" % (self.name, self.kind))
+
     def artifact(self, name):
         if name not in self.artifacts:
             raise LabError("%s (%s) has no artifact '%s' (it has: %s)"
@@ -99,6 +116,14 @@ class ProcessPeer(Peer):
 
     def pid(self):
         return live_pid(self.path("pid"))
+
+    def command_line(self):
+        """The running simulator's argv as any local user reads it (``/proc/<pid>/cmdline``, what ``ps`` shows)."""
+        pid = self.pid()
+        if pid is None:
+            raise LabError("%s (%s) is not running" % (self.name, self.kind))
+        with open("/proc/%d/cmdline" % pid, "rb") as handle:
+            return [part.decode("utf-8", "replace") for part in handle.read().split(b"\0") if part]
 
     def stop(self):
         stop_process(self.pid)

@@ -4,15 +4,17 @@ The simulator library comes from Debian (``golang-github-vmware-govmomi-dev``, b
 ``golang-go``; nothing is downloaded). ``lab/esxi/vcsim/main.go`` is the command and
 ``lab/esxi/vcsim/overlay/`` adds files to the simulator package with ``go build -overlay``:
 kernel boot settings with Configured and Runtime values, reboots that refuse outside maintenance
-mode, PCI passthrough devices with NUMA nodes. One change to a library file is generated at build
-time from Debian's own file (see ``FETCH_FIX``), so no library code is kept in the repository.
+mode, PCI passthrough devices with NUMA nodes, extraConfig that replaces and removes keys, a vSAN system
+per host. Two changes to library files are generated at build time from Debian's own files (see
+``LIBRARY_FIXES``), so no library code is kept in the repository.
 
 The binary is cached under ``$ROCE_FABRIC_CACHE/vcsim/<hash of the recipe>/`` (built under a lock,
 in a temporary directory renamed into place). ``python lab/esxi/peer_vcsim.py build`` builds it.
 
 Inventory variables of a ``roce_lab_peer: vcsim`` host: ``roce_lab_vcsim_port`` (on 127.0.0.1),
 ``roce_lab_vcsim_hosts`` / ``roce_lab_vcsim_vms`` (counts), ``roce_lab_vcsim_topology`` (hosts with
-their PCI devices, VMs with their passthrough devices), ``vcenter_username`` / ``vcenter_password``.
+their PCI devices, VMs with their passthrough devices), ``vcenter_username`` / ``vcenter_password`` (handed to the
+simulator in a file only its owner reads, never on its command line).
 """
 
 from __future__ import annotations
@@ -37,14 +39,23 @@ GOVMOMI = "/usr/share/gocode/src/github.com/vmware/govmomi"
 CACHE = os.environ.get("ROCE_FABRIC_CACHE") or os.path.join(
     os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "roce-fabric")
 
-# The simulator's PropertyCollector.Fetch indexes an empty MissingSet when a client fetches an
-# optional property that is unset (pyVmomi does so lazily, e.g. vm.snapshot) and the request dies.
-# The fix answers an unset value instead. Applied to Debian's file at build time.
-FETCH_FIX = (
-    "\tif len(obj.PropSet) == 0 {\n\t\tfault := obj.MissingSet[0].Fault\n",
-    "\tif len(obj.PropSet) == 0 {\n\t\tif len(obj.MissingSet) == 0 {\n"
-    "\t\t\tbody.Res = &internal.FetchResponse{}\n\t\t\treturn body\n\t\t}\n\t\tfault := obj.MissingSet[0].Fault\n",
-)
+# Changes to Debian's library files, generated at build time from Debian's own files: {file: (old, new)}.
+# - property_collector.go: PropertyCollector.Fetch indexes an empty MissingSet when a client fetches an optional
+#   property that is unset (pyVmomi does so lazily, e.g. vm.snapshot) and the request dies; answer an unset value.
+# - virtual_machine.go: applyExtraConfig appends every extraConfig entry; vCenter replaces the value of a key that is
+#   there and removes a key set to "" (overlay/roce_lab.go: RoceApplyExtraConfigEntry).
+LIBRARY_FIXES = {
+    "property_collector.go": (
+        "\tif len(obj.PropSet) == 0 {\n\t\tfault := obj.MissingSet[0].Fault\n",
+        "\tif len(obj.PropSet) == 0 {\n\t\tif len(obj.MissingSet) == 0 {\n"
+        "\t\t\tbody.Res = &internal.FetchResponse{}\n\t\t\treturn body\n\t\t}\n\t\tfault := obj.MissingSet[0].Fault\n",
+    ),
+    "virtual_machine.go": (
+        "\t\tif key == val.Key {\n\t\t\tvm.Config.ExtraConfig = append(vm.Config.ExtraConfig, c)\n\t\t\tcontinue\n",
+        "\t\tif key == val.Key {\n\t\t\tvm.Config.ExtraConfig = RoceApplyExtraConfigEntry(vm.Config.ExtraConfig, c)\n"
+        "\t\t\tcontinue\n",
+    ),
+}
 
 
 def _recipe_files():
@@ -60,7 +71,7 @@ def recipe_hash():
         digest.update(os.path.basename(path).encode())
         with open(path, "rb") as handle:
             digest.update(handle.read())
-    digest.update(repr(FETCH_FIX).encode())
+    digest.update(repr(sorted(LIBRARY_FIXES.items())).encode())
     for pkg in ("golang-go", "golang-github-vmware-govmomi-dev"):
         version = subprocess.run(["dpkg-query", "-W", "-f=${Version}", pkg], capture_output=True, text=True, check=False).stdout
         digest.update(("%s=%s" % (pkg, version)).encode())
@@ -89,14 +100,15 @@ def build(verbose=False):
         try:
             sim = os.path.join(GOVMOMI, "simulator")
             replace = {}
-            with open(os.path.join(sim, "property_collector.go")) as handle:
-                text = handle.read()
-            if FETCH_FIX[0] not in text:
-                raise SystemExit("vcsim: property_collector.go does not have the expected Fetch code; update FETCH_FIX")
-            fixed = os.path.join(tmp, "property_collector.go")
-            with open(fixed, "w") as handle:
-                handle.write(text.replace(FETCH_FIX[0], FETCH_FIX[1], 1))
-            replace[os.path.join(sim, "property_collector.go")] = fixed
+            for name, (old, new) in sorted(LIBRARY_FIXES.items()):
+                with open(os.path.join(sim, name)) as handle:
+                    text = handle.read()
+                if text.count(old) != 1:
+                    raise SystemExit("vcsim: %s does not have the expected code once; update LIBRARY_FIXES" % name)
+                fixed = os.path.join(tmp, name)
+                with open(fixed, "w") as handle:
+                    handle.write(text.replace(old, new, 1))
+                replace[os.path.join(sim, name)] = fixed
             for path in _recipe_files()[1:]:
                 replace[os.path.join(sim, os.path.basename(path))] = path
             with open(os.path.join(tmp, "overlay.json"), "w") as handle:
@@ -165,7 +177,7 @@ class Vcsim(ProcessPeer):
         argv = [binary, "-l", "127.0.0.1:%d" % self.port,
                 "-host", str(self.vars.get("roce_lab_vcsim_hosts", 3)), "-vm", str(self.vars.get("roce_lab_vcsim_vms", 2)),
                 "-username", str(self.vars.get("vcenter_username", "user")),
-                "-password", str(self.vars.get("vcenter_password", "pass")),
+                "-password-file", self.secret_file("password", str(self.vars.get("vcenter_password", "pass"))),
                 "-reboot-seconds", str(self.vars.get("roce_lab_vcsim_reboot_seconds", 2))]
         topology = self.vars.get("roce_lab_vcsim_topology")
         if topology:

@@ -585,7 +585,8 @@ def main(argv=None):
     parser.add_argument("--listen", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--username", required=True)
-    parser.add_argument("--password", required=True)
+    parser.add_argument("--password-file", required=True,
+                        help="file whose first line is the login password (never on the command line, where any local user reads it)")
     parser.add_argument("--state-file", required=True)
     parser.add_argument("--version", default="5.9.2")
     parser.add_argument("--ports", type=int, default=32)
@@ -596,6 +597,8 @@ def main(argv=None):
     parser.add_argument("--host-key", help="the SSH host key (made when missing)")
     parser.add_argument("--no-rest", action="store_true", help="no REST API (Cumulus Linux before 5.6, API not enabled)")
     args = parser.parse_args(argv)
+    with open(args.password_file, encoding="utf-8") as handle:
+        args.password = handle.readline().rstrip("\n")
     args.breakouts = [int(p) for p in args.breakouts.split(",") if p]
     switch = Switch(args)
     with LOCK:

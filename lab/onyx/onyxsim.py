@@ -13,7 +13,7 @@ Python 3.11, stdlib + paramiko.  Written from published output formats (the NVID
 
 Start::
 
-    python onyxsim.py --listen 127.0.0.1 --port 2222 --username admin --password admin --state-file PATH
+    python onyxsim.py --listen 127.0.0.1 --port 2222 --username admin --password-file FILE --state-file PATH
                       [--hostname sw] [--version 3.10.4006] [--ports 32] [--host-key PATH] [--factory]
                       [--fault-drop-after N] [--fault-reject REGEX] [--fault-delay SECONDS]
                       [--authorized-key PUBFILE]
@@ -2140,7 +2140,9 @@ def parse_args(argv):
     parser.add_argument('--listen', default='127.0.0.1')
     parser.add_argument('--port', type=int, default=2222, help='0 picks a free port')
     parser.add_argument('--username', default='admin')
-    parser.add_argument('--password', default='admin')
+    parser.add_argument('--password-file', default=None,
+                        help="file whose first line is the login password (default: Onyx's factory 'admin'); "
+                             'never on the command line, where any local user reads it')
     parser.add_argument('--state-file', required=True)
     parser.add_argument('--hostname', default=None, help='default: "switch" (factory), or the saved hostname')
     parser.add_argument('--version', default=DEFAULT_VERSION, help='Onyx release, e.g. 3.10.4006 or 3.6.5000')
@@ -2152,6 +2154,10 @@ def parse_args(argv):
     parser.add_argument('--fault-reject', default=None, metavar='REGEX')
     parser.add_argument('--fault-delay', type=float, default=0.0, metavar='SECONDS')
     opts = parser.parse_args(argv)
+    opts.password = 'admin'
+    if opts.password_file:
+        with open(opts.password_file, encoding='utf-8') as handle:
+            opts.password = handle.readline().rstrip('\n')
     try:
         parse_version(opts.version)
     except ValueError:

@@ -65,7 +65,7 @@ class Sim:
 
     def __init__(self, state_file, *extra):
         self.state_file = str(state_file)
-        cmd = [sys.executable, ONYXSIM, '--listen', '127.0.0.1', '--port', '0', '--username', 'admin', '--password', 'admin',
+        cmd = [sys.executable, ONYXSIM, '--listen', '127.0.0.1', '--port', '0', '--username', 'admin',
                '--state-file', self.state_file, '--hostname', 'sw'] + [str(x) for x in extra]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         ready, _w, _x = select.select([self.proc.stdout], [], [], 20)

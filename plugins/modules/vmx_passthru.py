@@ -23,8 +23,12 @@ description:
     attached device); the module warns when the VM's GPU and NIC sit on different NUMA nodes.
   - These keys are read when the VM powers on. Changing them on a running VM reports O(ignore:power_cycle_required);
     with O(power_cycle=true) the module powers the VM off and on again.
-  - Values are compared as text. A key set to the empty string is treated as absent; removing a key sets it to the
-    empty string, which vSphere takes as a deletion.
+  - Values are compared as VMware reads them, booleans by meaning (V(TRUE), V(True) and V(true) are one setting),
+    whole numbers by value (V(512) and V(0512)), other values as exact text. A key the VM holds with another spelling
+    of the wanted value is left as it is, so a VM whose keys another tool wrote is neither reconfigured nor
+    power-cycled. Values are written as the task gives them (booleans of the named options as V(true) or V(false)).
+  - A key set to the empty string is treated as absent; removing a key sets it to the empty string, which vCenter
+    takes as a deletion.
 author:
   - roce.fabric contributors (@roce-fabric)
 extends_documentation_fragment:

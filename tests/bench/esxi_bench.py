@@ -33,9 +33,12 @@ MUTATING = ("UpdateOptions", "ReconfigVM_Task", "PowerOffVM_Task", "PowerOnVM_Ta
             "EnterMaintenanceMode_Task", "ExitMaintenanceMode_Task")
 
 
-def start(hosts, vms):
+def start(hosts, vms, directory):
+    secret = os.path.join(directory, "vcsim-password")
+    with open(os.open(secret, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as handle:
+        handle.write(PASSWORD + "\n")
     proc = subprocess.Popen([peer_vcsim.build(), "-l", "127.0.0.1:%d" % PORT, "-host", str(hosts), "-vm", str(vms),
-                             "-username", "bench", "-password", PASSWORD, "-reboot-seconds", "0.5"],
+                             "-username", "bench", "-password-file", secret, "-reboot-seconds", "0.5"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 20
     while peer_vcsim.state(PORT) is None:
@@ -73,28 +76,32 @@ def play(directory):
 
 
 def measure(hosts, vms_per_host):
-    proc = start(hosts, hosts * vms_per_host)
+    with tempfile.TemporaryDirectory(prefix="esxi-bench-") as directory:
+        return _measure(hosts, vms_per_host, directory)
+
+
+def _measure(hosts, vms_per_host, directory):
+    proc = start(hosts, hosts * vms_per_host, directory)
     try:
         names = sorted(peer_vcsim.state(PORT)["hosts"])
-        with tempfile.TemporaryDirectory(prefix="esxi-bench-") as directory:
-            write_inventory(directory, names)
-            rows = {}
-            for run in ("first", "no-op"):
-                reboots_before = sum(h["reboots"] for h in peer_vcsim.state(PORT)["hosts"].values())
-                peer_vcsim.reset_calls(PORT)
-                elapsed, changed = play(directory)
-                state = peer_vcsim.state(PORT)
-                calls = state["calls"]
-                total = sum(calls.values())
-                rows[run] = dict(seconds=round(elapsed, 1), changed_tasks=changed, api_calls=total,
-                                 api_calls_per_host=round(total / float(hosts), 1),
-                                 mutating=dict((k, v) for k, v in sorted(calls.items()) if k in MUTATING),
-                                 reboots=sum(h["reboots"] for h in state["hosts"].values()) - reboots_before,
-                                 seconds_per_host=round(elapsed / hosts, 2))
-            final = peer_vcsim.state(PORT)
-            assert all(h["runtime"]["VMkernel.Boot.atsSupport"] is True for h in final["hosts"].values())
-            assert rows["no-op"]["mutating"] == {} and rows["no-op"]["changed_tasks"] == 0 and rows["no-op"]["reboots"] == 0
-            return rows
+        write_inventory(directory, names)
+        rows = {}
+        for run in ("first", "no-op"):
+            reboots_before = sum(h["reboots"] for h in peer_vcsim.state(PORT)["hosts"].values())
+            peer_vcsim.reset_calls(PORT)
+            elapsed, changed = play(directory)
+            state = peer_vcsim.state(PORT)
+            calls = state["calls"]
+            total = sum(calls.values())
+            rows[run] = dict(seconds=round(elapsed, 1), changed_tasks=changed, api_calls=total,
+                             api_calls_per_host=round(total / float(hosts), 1),
+                             mutating=dict((k, v) for k, v in sorted(calls.items()) if k in MUTATING),
+                             reboots=sum(h["reboots"] for h in state["hosts"].values()) - reboots_before,
+                             seconds_per_host=round(elapsed / hosts, 2))
+        final = peer_vcsim.state(PORT)
+        assert all(h["runtime"]["VMkernel.Boot.atsSupport"] is True for h in final["hosts"].values())
+        assert rows["no-op"]["mutating"] == {} and rows["no-op"]["changed_tasks"] == 0 and rows["no-op"]["reboots"] == 0
+        return rows
     finally:
         proc.terminate()
         proc.wait()

@@ -4,9 +4,11 @@ mellanox.onyx was written against real switches: if the simulator answers its co
 the modules configure what the lab's seeds configure, report no change on a second run, and read back what
 roce.fabric.onyx_roce wrote (and the other way round)."""
 
+import os
+
 import pytest
 
-from conftest import client_playbook
+from conftest import LAB, client_playbook
 
 SEED_TASKS = ("VLAN 111", "Ports 1/1-1/4 MTU 9216", "Ports 1/1-1/4 access VLAN 111", "ECN on traffic class 3")
 # What onyx_seed.yml configures, as roce.fabric.onyx_roce arguments.
@@ -73,3 +75,12 @@ def test_mellanox_onyx_on_3_10_fails_for_its_own_version_compare(switch):
     assert vlan.get("failed") is True
     assert "'list' object has no attribute 'get'" in vlan.get("module_stderr", "") + vlan.get("msg", "")
     assert switch.state()["running"]["ports"]["1/1"]["mtu"] == 1500, "nothing was configured"
+
+
+def test_the_switch_simulators_take_their_password_from_a_file(switches):
+    """ps shows a process's argv to any local user: no password there, a file only root reads instead."""
+    for name in switches:
+        argv = LAB.command_line(name)
+        assert "--password" not in argv, argv
+        secret = argv[argv.index("--password-file") + 1]
+        assert oct(os.stat(secret).st_mode & 0o777) == "0o600"

@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 import pytest
 
-from conftest import INVENTORY, REPO
+from conftest import INVENTORY, LAB, REPO
 
 MODULE = "roce.fabric.nvue_roce"
 SEED = dict(
@@ -243,6 +243,15 @@ def test_ssh_unknown_host_key_is_refused_before_login(leaf2, tmp_path):
     result = leaf2.module(MODULE, dict(SSH_SEED, known_hosts_file=str(empty)))
     assert result["failed"] is True and "is not in" in result["msg"] and "nothing was sent" in result["msg"], result
     assert leaf2.calls() == []
+
+
+def test_simulator_password_is_not_on_its_command_line(cumulus):
+    """ps shows a process's argv to any local user: the simulators read their passwords from a file only root reads."""
+    for name in ("leaf1", "leaf2"):
+        argv = LAB.command_line(name)
+        assert "cumulus-Lab-secret" not in " ".join(argv) and "--password" not in argv, argv
+        secret = argv[argv.index("--password-file") + 1]
+        assert oct(os.stat(secret).st_mode & 0o777) == "0o600"
 
 
 def test_ssh_wrong_password(leaf2):

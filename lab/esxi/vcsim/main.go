@@ -25,6 +25,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -145,6 +146,7 @@ func setupTopology(topo *topology) error {
 		h.Hardware = &hw
 		h.Config.PciPassthruInfo = passthru
 		simulator.Roce.RoceInstallOptions(h, topo.Options)
+		simulator.Roce.RoceInstallVsan(h)
 	}
 	// VMs: explicit placement from the topology, otherwise round-robin over the hosts, each with one
 	// GPU and the NIC on the GPU's NUMA node.
@@ -292,11 +294,23 @@ func main() {
 	hosts := flag.Int("host", 3, "ESXi hosts in the cluster")
 	vms := flag.Int("vm", 2, "VMs in the cluster")
 	username := flag.String("username", "user", "login user")
-	password := flag.String("password", "pass", "login password")
+	passwordFile := flag.String("password-file", "", "file holding the login password (its first line); "+
+		"never on the command line, where any local user reads it")
 	useTLS := flag.Bool("tls", true, "serve HTTPS (a self-signed certificate)")
 	topoFile := flag.String("topology", "", "JSON topology: hosts, their PCI devices, VMs")
 	rebootSeconds := flag.Float64("reboot-seconds", 2, "how long a rebooting host does not respond")
 	flag.Parse()
+	if *passwordFile == "" {
+		log.Fatal("-password-file is required")
+	}
+	secret, err := ioutil.ReadFile(*passwordFile)
+	if err != nil {
+		log.Fatal(err)
+	}
+	password := strings.SplitN(string(secret), "\n", 2)[0]
+	if password == "" {
+		log.Fatalf("%s: empty password", *passwordFile)
+	}
 
 	topo := &topology{}
 	if *topoFile != "" {
@@ -325,7 +339,7 @@ func main() {
 		log.Fatal(err)
 	}
 	// Only this user and password may log in (the simulator's default accepts any).
-	u.User = url.UserPassword(*username, *password)
+	u.User = url.UserPassword(*username, password)
 	model.Service.Listen = u
 	if *useTLS {
 		model.Service.TLS = new(tls.Config)

@@ -13,6 +13,8 @@ reconfiguration and the ``--diff`` are read.
 
 from __future__ import annotations
 
+import re
+
 from ansible_collections.roce.fabric.plugins.module_utils.common.pci import normalize_pci_address
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError
 
@@ -109,15 +111,20 @@ def current_keys(extra_config):
 
 
 _VMX_BOOLEANS = ("true", "false")
+_VMX_INTEGER = re.compile(r"^[+-]?[0-9]+$")
 
 
 def same_vmx_value(before, after):
-    """Whether the VM already holds ``after``: VMware reads TRUE, True and true alike (a key written by another
-    tool, community.vmware's vmware_guest for one, keeps the case it was given)."""
+    """Whether the VM already holds ``after``, compared as VMware reads a VMX value: booleans by meaning (``TRUE``,
+    ``True`` and ``true`` alike: VMware writes ``TRUE``, other tools such as community.vmware's vmware_guest keep the
+    case they were given), whole numbers by value (``512`` and ``0512``), any other value as exact text."""
     if before is None or after is None:
         return before is after
-    if before.lower() in _VMX_BOOLEANS and after.lower() in _VMX_BOOLEANS:
-        return before.lower() == after.lower()
+    left, right = before.strip(), after.strip()
+    if left.lower() in _VMX_BOOLEANS and right.lower() in _VMX_BOOLEANS:
+        return left.lower() == right.lower()
+    if _VMX_INTEGER.match(left) and _VMX_INTEGER.match(right):
+        return int(left) == int(right)
     return before == after
 
 

@@ -1,7 +1,8 @@
 // roce.fabric lab additions to the vSphere simulator, compiled into its package with
 // `go build -overlay` (see lab/esxi/peer_vcsim.py): ESXi kernel boot settings as host advanced
 // options with a Configured (next boot) and a Runtime value, host reboots that refuse outside
-// maintenance mode and apply pending boot settings, PCI passthrough devices with NUMA placement.
+// maintenance mode and apply pending boot settings, PCI passthrough devices with NUMA placement,
+// VM extraConfig changes that replace and remove keys as vCenter does, and a vSAN system per host.
 
 package simulator
 
@@ -387,9 +388,11 @@ func (l *RoceLab) RoceState() ([]byte, error) {
 		vm := e.(*VirtualMachine)
 		Map.WithLock(vm, func() {
 			extra := map[string]interface{}{}
+			entries := []map[string]interface{}{}
 			for _, o := range vm.Config.ExtraConfig {
 				v := o.GetOptionValue()
 				extra[v.Key] = v.Value
+				entries = append(entries, map[string]interface{}{"key": v.Key, "value": v.Value})
 			}
 			var passthru []string
 			for _, d := range vm.Config.Hardware.Device {
@@ -411,6 +414,8 @@ func (l *RoceLab) RoceState() ([]byte, error) {
 				"host":         host,
 				"power_state":  vm.Runtime.PowerState,
 				"extra_config": extra,
+				// The raw list, in order: a key listed twice or kept with an empty value shows here, not in the map.
+				"extra_config_entries": entries,
 				"passthrough":  passthru,
 			}
 		})
@@ -419,4 +424,69 @@ func (l *RoceLab) RoceState() ([]byte, error) {
 	log := append([]map[string]interface{}{}, l.reboots_log...)
 	l.mu.Unlock()
 	return json.Marshal(map[string]interface{}{"hosts": hosts, "vms": vms, "reboot_log": log})
+}
+
+// RoceApplyExtraConfigEntry applies one extraConfig entry of a VirtualMachineConfigSpec as vCenter does (vSphere API
+// reference, VirtualMachineConfigSpec.extraConfig: "If the key is already present, it will be reset with the new value
+// provided. Otherwise, a new option is added. Keys with empty values will be removed."). The stock simulator of
+// govmomi 0.24 appends every entry, so a key set twice is listed twice and a key set to "" stays; peer_vcsim.py routes
+// its applyExtraConfig here.
+func RoceApplyExtraConfigEntry(list []types.BaseOptionValue, entry types.BaseOptionValue) []types.BaseOptionValue {
+	val := entry.GetOptionValue()
+	empty := val.Value == nil
+	if s, ok := val.Value.(string); ok && s == "" {
+		empty = true
+	}
+	out := make([]types.BaseOptionValue, 0, len(list)+1)
+	found := false
+	for _, existing := range list {
+		if existing == nil || existing.GetOptionValue().Key != val.Key {
+			out = append(out, existing)
+			continue
+		}
+		if found || empty {
+			continue // removed, or a duplicate left by an older state: one entry per key
+		}
+		found = true
+		out = append(out, &types.OptionValue{Key: val.Key, Value: val.Value})
+	}
+	if !found && !empty {
+		out = append(out, &types.OptionValue{Key: val.Key, Value: val.Value})
+	}
+	return out
+}
+
+// RoceVsanSystem is a host's vSAN system (configManager.vsanSystem). Real ESXi always has one, vSAN enabled or not;
+// the stock simulator of govmomi 0.24 names it in every host's configManager without the object behind it, so
+// clients that read it (community.vmware's vmware_host_facts) fail with "managed object not found". This one answers
+// as a host outside any vSAN cluster: config.enabled false and, from QueryHostStatus, health "unknown", node state
+// "disabled" and no cluster or node UUID (the facts vmware_host_facts documents for such a host: vsan_cluster_uuid
+// null, vsan_node_uuid null, vsan_health unknown).
+type RoceVsanSystem struct {
+	mo.HostVsanSystem
+	host *HostSystem
+}
+
+// RoceInstallVsan gives a host its own vSAN system.
+func (l *RoceLab) RoceInstallVsan(h *HostSystem) {
+	v := &RoceVsanSystem{host: h}
+	v.Self.Type = "HostVsanSystem"
+	v.Config = types.VsanHostConfigInfo{Enabled: types.NewBool(false), HostSystem: &h.Self}
+	ref := Map.Put(v).Reference()
+	h.ConfigManager.VsanSystem = &ref
+}
+
+// QueryHostStatus answers the host's vSAN cluster status; a host that is not connected (rebooting, powered off)
+// answers HostNotConnected, as vCenter does.
+func (v *RoceVsanSystem) QueryHostStatus(req *types.QueryHostStatus) soap.HasFault {
+	body := new(methods.QueryHostStatusBody)
+	if v.host.Runtime.ConnectionState != types.HostSystemConnectionStateConnected {
+		body.Fault_ = Fault("Unable to communicate with the remote host, since it is disconnected.", &types.HostNotConnected{})
+		return body
+	}
+	body.Res = &types.QueryHostStatusResponse{Returnval: types.VsanHostClusterStatus{
+		Health:    string(types.VsanHostHealthStateUnknown),
+		NodeState: types.VsanHostClusterStatusState{State: string(types.VsanHostNodeStateDisabled)},
+	}}
+	return body
 }

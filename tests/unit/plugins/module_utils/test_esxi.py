@@ -84,3 +84,14 @@ def test_vmx_values_compare_as_vmware_reads_them():
         "pciPassthru.use64bitMMIO": dict(before="TRUE", after="false")}
     assert vmx.compare({"pciPassthru.64bitMMIOSizeGB": "1024"}, current)["pciPassthru.64bitMMIOSizeGB"]["before"] == "512"
     assert vmx.compare({"numa.nodeAffinity": None}, current) == {}
+
+
+@pytest.mark.parametrize("before, after, same", [
+    ("TRUE", "true", True), ("True", "false", False), (" TRUE", "true", True),
+    ("512", "512", True), ("0512", "512", True), ("512", "1024", False), ("+1", "1", True),
+    ("0,1", "0,1", True), ("0, 1", "0,1", False),  # lists and other strings as exact text
+    ("0000:17:00.0", "0000:17:00.0", True), ("Auto", "auto", False), ("1", "true", False),
+    (None, None, True), (None, "true", False), ("true", None, False),
+])
+def test_vmx_value_kinds(before, after, same):
+    assert vmx.same_vmx_value(before, after) is same
