@@ -111,6 +111,14 @@ class Lab(object):
         """The path of a file the peer writes (``console``, ``audit``, ``kubeconfig``, ``boot_id``...)."""
         return self.peer(host).artifact(name)
 
+    def query(self, host, expr, at=None):
+        """An instant PromQL query on a Prometheus peer: ``[{"metric": {labels}, "value": [time, "text"]}]``."""
+        return self.peer(host).query(expr, at)
+
+    def query_range(self, host, expr, start, end, step="1s"):
+        """A PromQL range query on a Prometheus peer: ``[{"metric": {labels}, "values": [[time, "text"], ...]}]``."""
+        return self.peer(host).query_range(expr, start, end, step)
+
     def command_line(self, host):
         """The argv of a simulator process (vcsim, Onyx, NVUE) as ``ps`` shows it to any local user."""
         return self.peer(host).command_line()

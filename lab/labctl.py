@@ -21,6 +21,7 @@ lab through ``lab/door.py``, never through a peer's files.
 | ``esxi_shell`` | esxi | ``esxi/peer_esxi.py``: an ESXi shell with the esxcli stand-in |
 | ``qemu_vm`` | rdma | ``rdma/peer_qemu.py``: a Debian VM with Soft-RoCE |
 | ``kube_apiserver`` | k8s | ``k8s/peer_kube.py``: kube-apiserver with etcd, TLS, tokens and RBAC |
+| ``prometheus`` | telemetry | ``telemetry/peer_prometheus.py``: a Prometheus server scraping the VMs' RDMA exporters |
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import yaml
 
 # One folder per device family: its simulator and its peer; shared helpers in common/.
 HERE = os.path.dirname(os.path.abspath(__file__))
-for _family in ("common", "firmware", "onyx", "nvue", "esxi", "rdma", "k8s"):
+for _family in ("common", "firmware", "onyx", "nvue", "esxi", "rdma", "k8s", "telemetry"):
     sys.path.insert(0, os.path.join(HERE, _family))
 
 # pylint: disable=wrong-import-position
@@ -45,6 +46,7 @@ from peer_host import NetnsHost  # noqa: E402
 from peer_kube import KubeApiserver  # noqa: E402
 from peer_nvue import NvueSwitch  # noqa: E402
 from peer_onyx import OnyxSwitch  # noqa: E402
+from peer_prometheus import Prometheus  # noqa: E402
 from peer_qemu import QemuVm  # noqa: E402
 from peer_vcsim import Vcsim  # noqa: E402
 
@@ -183,7 +185,8 @@ class Lab(object):
 
 
 # Every peer kind, each from its family's folder and each a subclass of peer.Peer.
-PEERS = dict((cls.kind, cls) for cls in (NetnsHost, OnyxSwitch, NvueSwitch, Vcsim, EsxiShell, QemuVm, KubeApiserver))
+PEERS = dict((cls.kind, cls) for cls in (NetnsHost, OnyxSwitch, NvueSwitch, Vcsim, EsxiShell, QemuVm, KubeApiserver,
+                                         Prometheus))
 
 
 def main(argv=None):

@@ -103,6 +103,12 @@ class Peer(object):
     def command_line(self):
         raise LabError("%s (%s) is no single process on this machine" % (self.name, self.kind))
 
+    def query(self, expr, at=None):
+        raise LabError("%s (%s) answers no PromQL" % (self.name, self.kind))
+
+    def query_range(self, expr, start, end, step="1s"):
+        raise LabError("%s (%s) answers no PromQL" % (self.name, self.kind))
+
     def artifact(self, name):
         if name not in self.artifacts:
             raise LabError("%s (%s) has no artifact '%s' (it has: %s)"

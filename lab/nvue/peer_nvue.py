@@ -146,7 +146,8 @@ class NvueSwitch(ProcessPeer):
             os.unlink(self.state_file)
         self.issue_certificate()
         argv = [sys.executable, NVUESIM, "--listen", self.address, "--port", str(self.port),
-                "--username", self.vars.get("ansible_user", "cumulus"), "--password-file", self.secret_file("password", self.vars.get("ansible_password", "cumulus")),
+                "--username", self.vars.get("ansible_user", "cumulus"),
+                "--password-file", self.secret_file("password", self.vars.get("ansible_password", "cumulus")),
                 "--state-file", self.state_file, "--version", self.version, "--ports", str(self.ports),
                 "--breakouts", ",".join(str(p) for p in self.breakouts),
                 "--cert", self.path("cert.pem"), "--key", self.path("key.pem")]

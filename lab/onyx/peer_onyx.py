@@ -94,7 +94,8 @@ class OnyxSwitch(ProcessPeer):
         if not keep_state and os.path.exists(self.state_file):
             os.unlink(self.state_file)
         argv = [sys.executable, ONYXSIM, "--listen", self.address, "--port", str(self.port),
-                "--username", self.vars.get("ansible_user", "admin"), "--password-file", self.secret_file("password", self.vars.get("ansible_password", "admin")),
+                "--username", self.vars.get("ansible_user", "admin"),
+                "--password-file", self.secret_file("password", self.vars.get("ansible_password", "admin")),
                 "--state-file", self.state_file, "--hostname", self.name, "--version", self.release(), "--ports", str(self.ports),
                 "--host-key", os.path.join(self.dir, "host_key")]
         self.spawn(argv, "onyxsim.log", lambda: ssh_banner(self.address, self.port), "the switch simulator %s" % self.name)

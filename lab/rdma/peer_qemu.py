@@ -17,6 +17,9 @@ Host variables (``inventories/lab/hosts.yml``):
     The link has no connection, so either VM restarts alone. NIC ``i`` sits behind its own PCIe
     root port: the guest names it ``enp<i+1>s0``.
 ``roce_lab_vm_memory`` (MiB, default 1024), ``roce_lab_vm_cpus`` (default 1).
+``roce_lab_vm_forwards``
+    More guest TCP ports forwarded to ``ansible_host``, each ``{host_port: H, guest_port: G}`` (a service the lab
+    reads from outside, such as the RDMA exporter that the lab's Prometheus scrapes).
 
 The guest image is built once by ``debootstrap`` from the Debian mirror this machine's apt uses
 and cached under ``$ROCE_FABRIC_CACHE/vm/<hash of the recipe>/`` (default ``~/.cache/roce-fabric``),
@@ -59,6 +62,8 @@ IMAGE_PACKAGES = sorted([
     "rdma-core", "ibverbs-providers", "ibverbs-utils", "rdmacm-utils", "perftest", "infiniband-diags", "mstflint",
     # The validate role's MPI launch: Open MPI, NUMA pinning, and mpi4py for the lab's nccl-tests stand-in.
     "openmpi-bin", "numactl", "python3-mpi4py",
+    # The RDMA exporter (roles/rdma_exporter) runs on the distribution's prometheus_client; the VMs reach no mirror.
+    "python3-prometheus-client",
 ])
 GUEST_FILES = {
     # path in the guest: file under lab/rdma/guest/, mode
@@ -216,6 +221,12 @@ class QemuVm(Peer):
         for nic in self.nics:
             if nic.get("model", "virtio") not in ("virtio", "igb"):
                 raise SystemExit("lab: VM %s: NIC model must be virtio or igb, not %s" % (name, nic.get("model")))
+        self.forwards = []
+        for forward in host_vars.get("roce_lab_vm_forwards") or []:
+            host_port, guest_port = int(forward["host_port"]), int(forward["guest_port"])
+            if not (1024 < host_port < 65536 and 0 < guest_port < 65536):
+                raise SystemExit("lab: VM %s: forward %s is outside the ports the lab may use" % (name, forward))
+            self.forwards.append((host_port, guest_port))
         self.memory = int(host_vars.get("roce_lab_vm_memory", 1024))
         self.cpus = int(host_vars.get("roce_lab_vm_cpus", 1))
         self.launched = None
@@ -277,7 +288,8 @@ class QemuVm(Peer):
                 "-smp", str(self.cpus), "-m", str(self.memory), "-nodefaults", "-no-user-config", "-display", "none",
                 "-kernel", os.path.join(image, "vmlinuz"), "-initrd", os.path.join(image, "initrd.img"),
                 "-drive", "file=%s,if=virtio,format=qcow2,cache=unsafe" % self.path("disk.qcow2"),
-                "-netdev", "user,id=mgmt,restrict=on,hostfwd=tcp:%s:%d-:22" % (self.address, self.port),
+                "-netdev", "user,id=mgmt,restrict=on,hostfwd=tcp:%s:%d-:22%s" % (
+                    self.address, self.port, "".join(",hostfwd=tcp:%s:%d-:%d" % (self.address, h, g) for h, g in self.forwards)),
                 "-device", "virtio-net-pci,netdev=mgmt,addr=0x3,mac=%s,romfile=" % _mac(self.port),
                 "-serial", "file:%s" % self.path("console.log"),
                 "-pidfile", self.path("qemu.pid"), "-daemonize"]

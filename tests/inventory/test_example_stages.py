@@ -40,11 +40,12 @@ STAGES = [
     ("reboot", "One rolling reboot per host for everything pending, then checks", []),
     ("esxi", "ESXi PCIe ATS and VM peer-to-peer, one host at a time", ["roce.fabric.esxi_ats"]),
     ("kubernetes", "Kubernetes RDMA networking", ["roce.fabric.k8s_rdma_network"]),
+    ("telemetry", "RDMA exporter for Prometheus", ["roce.fabric.rdma_exporter"]),
     ("validate", "Validate the RDMA fabric", ["roce.fabric.validate"]),
 ]
 # Which inventory group each stage is for.
 STAGE_GROUP = {"switch": "roce_switches", "host": "gpu_nodes", "reboot": "gpu_nodes", "esxi": "esxi_hosts",
-               "kubernetes": "k8s_clusters", "validate": "gpu_nodes"}
+               "kubernetes": "k8s_clusters", "telemetry": "gpu_nodes", "validate": "gpu_nodes"}
 
 PLAY_RE = re.compile(r"^  play #\d+ \((?P<pattern>[^)]*)\): (?P<name>.*?)\tTAGS:")
 

@@ -181,6 +181,18 @@ def leaf2(cumulus):
 
 
 @pytest.fixture(scope="session")
+def two_vms():
+    """The lab's two QEMU VMs (node1, node2, group lab_vms), booted once for every module of a session that uses
+    both (the validate tier: validation, then telemetry); VMs already up for this inventory are reused."""
+    if os.geteuid() != 0:
+        pytest.skip("the lab VMs need root")
+    lab = door.Lab(os.environ.get("ROCE_LAB_INVENTORY", INVENTORY))
+    lab.labctl("up", "--keep-state", "node1", "node2")
+    yield ("node1", "node2")
+    lab.labctl("down", "node1", "node2")
+
+
+@pytest.fixture(scope="session")
 def vms():
     """The lab's QEMU VM node1 (group lab_vms), booted from a clean overlay once per session."""
     if os.geteuid() != 0:

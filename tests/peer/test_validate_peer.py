@@ -87,19 +87,14 @@ def apply_qos(*extra):
 
 
 @pytest.fixture(scope="module")
-def vms():
-    if os.geteuid() != 0:
-        pytest.skip("the lab VMs need root")
-    # VMs already up for this inventory (a developer's loop) are reused; CI boots them from the clean image.
-    labctl("up", "--keep-state", *HOSTS)
-    try:
-        for host in HOSTS:
-            rc, out = vm(host, RXE)
-            assert rc == 0, out
-        apply_qos()
-        yield HOSTS
-    finally:
-        labctl("down", *HOSTS)
+def vms(two_vms):
+    # Booted once per session (conftest.two_vms) for this module and the telemetry one; VMs already up for this
+    # inventory (a developer's loop) are reused, CI boots them from the clean image.
+    for host in HOSTS:
+        rc, out = vm(host, RXE)
+        assert rc == 0, out
+    apply_qos()
+    yield HOSTS
 
 
 def test_rping_and_write_bw_between_the_vms(vms, tmp_path):

@@ -1,0 +1,157 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""roce-rdma-exporter: the counters of every RDMA device and port, for Prometheus.
+
+Reads /sys/class/infiniband (every file under counters/ and hw_counters/, port state, rate, GIDs), the RoCE
+netdevs' statistics and, where the driver has them, their per-priority counters from ``ethtool -S``, when
+Prometheus scrapes: no polling loop, nothing kept between scrapes, so devices that appear, disappear or move to
+another network namespace are seen at the next scrape. Needs no privilege beyond reading sysfs.
+
+The metric names and what each comes from are in the collection's docs/telemetry.md. Installed by the
+roce.fabric.rdma_exporter role beside the two collection files it runs on (the metric families of
+plugins/module_utils/telemetry/rdma_metrics.py and the ethtool parsers of plugins/module_utils/qos/counters.py,
+the validation's traffic check's own).
+
+    roce_rdma_exporter.py [--listen-address ADDR] [--port 9879] [--sysfs /sys] [--no-ethtool] [--once]
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _import_metrics():
+    """The collection's metric code: beside this program (as the role installs it), else a collections path."""
+    roots = [HERE] + [p for p in os.environ.get("ANSIBLE_COLLECTIONS_PATH", "").split(os.pathsep) if p]
+    last = None
+    for root in roots:
+        if root not in sys.path:
+            sys.path.insert(0, root)
+        try:
+            from ansible_collections.roce.fabric.plugins.module_utils.telemetry import rdma_metrics  # pylint: disable=import-outside-toplevel
+            return rdma_metrics
+        except ImportError as exc:
+            last = exc
+            sys.path.remove(root)
+    raise SystemExit("roce-rdma-exporter: the collection's telemetry code is not beside %s (%s)" % (HERE, last))
+
+
+rdma_metrics = _import_metrics()
+
+ETHTOOL_TIMEOUT = 2.0
+
+
+def _ethtool_one(ethtool, netdev):
+    """(output or None, failed) of ``ethtool -S netdev``; a driver without statistics is not a failure."""
+    try:
+        proc = subprocess.run([ethtool, "-S", netdev], capture_output=True, text=True, timeout=ETHTOOL_TIMEOUT,
+                              env=dict(os.environ, LC_ALL="C"), check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None, True
+    if proc.returncode == 0:
+        return proc.stdout, False
+    return None, "no stats available" not in proc.stderr.lower()
+
+
+def ethtool_stats(netdevs, ethtool="ethtool"):
+    """``{netdev: ethtool -S output}`` and how many reads failed; the netdevs are read in parallel (one process
+    each), so a scrape waits for the slowest, not for their sum."""
+    out, errors = {}, 0
+    if not netdevs:
+        return out, errors
+    with concurrent.futures.ThreadPoolExecutor(max_workers=min(8, len(netdevs))) as pool:
+        results = list(pool.map(lambda netdev: _ethtool_one(ethtool, netdev), netdevs))
+    for netdev, (text, failed) in zip(netdevs, results):
+        if text is not None:
+            out[netdev] = text
+        errors += 1 if failed else 0
+    return out, errors
+
+
+class RdmaCollector(object):
+    """A prometheus_client collector that reads everything when it is collected (at each scrape)."""
+
+    def __init__(self, sysfs="/sys", ethtool="ethtool", use_ethtool=True, gids=True):
+        self.sysfs, self.ethtool, self.use_ethtool, self.gids = sysfs, ethtool, use_ethtool, gids
+
+    def families(self):
+        """The metric families of one read, as plain data, and the exporter's own figures."""
+        started = time.monotonic()
+        snapshot = rdma_metrics.read_sysfs(self.sysfs, gids=self.gids)
+        stats, errors = {}, 0
+        if self.use_ethtool:
+            stats, errors = ethtool_stats(rdma_metrics.netdevs_for_ethtool(snapshot), self.ethtool)
+        families = rdma_metrics.metric_families(snapshot, stats)
+        families.append(dict(name="rdma_exporter_devices", type="gauge", help="RDMA devices seen at this scrape.",
+                             samples=[({}, len(snapshot["devices"]))]))
+        families.append(dict(name="rdma_exporter_ethtool_errors", type="gauge",
+                             help="Netdevs whose ethtool -S read failed at this scrape.", samples=[({}, errors)]))
+        families.append(dict(name="rdma_exporter_scrape_duration_seconds", type="gauge",
+                             help="Seconds this scrape took to read sysfs and ethtool.",
+                             samples=[({}, time.monotonic() - started)]))
+        return families
+
+    def collect(self):
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily  # pylint: disable=import-outside-toplevel
+        for family in self.families():
+            names = []
+            for labels, _value in family["samples"]:
+                for key in labels:
+                    if key not in names:
+                        names.append(key)
+            kind = CounterMetricFamily if family["type"] == "counter" else GaugeMetricFamily
+            metric = kind(family["name"], family["help"], labels=names)
+            for labels, value in family["samples"]:
+                metric.add_metric([str(labels.get(key, "")) for key in names], value)
+            yield metric
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="Prometheus exporter of RDMA device, port and per-priority counters")
+    parser.add_argument("--listen-address", default="", help="address to listen on (default: all)")
+    parser.add_argument("--port", type=int, default=9879, help="TCP port (default 9879)")
+    parser.add_argument("--sysfs", default="/sys", help="where sysfs is mounted (default /sys)")
+    parser.add_argument("--ethtool", default="ethtool", help="the ethtool program (default: ethtool on PATH)")
+    parser.add_argument("--no-ethtool", action="store_true", help="do not read per-priority counters with ethtool -S")
+    parser.add_argument("--no-gids", action="store_true", help="do not count GID table entries (one read per entry)")
+    parser.add_argument("--once", action="store_true", help="print one scrape's metrics page and exit")
+    args = parser.parse_args(argv)
+    if not 0 < args.port < 65536:
+        parser.error("--port must be 1-65535")
+
+    from prometheus_client import CollectorRegistry, generate_latest, start_http_server  # pylint: disable=import-outside-toplevel
+    registry = CollectorRegistry()
+    registry.register(RdmaCollector(args.sysfs, args.ethtool, not args.no_ethtool, not args.no_gids))
+    if args.once:
+        sys.stdout.write(generate_latest(registry).decode())
+        return 0
+    if args.listen_address:
+        start_http_server(args.port, addr=args.listen_address, registry=registry)
+    else:
+        # Every address: IPv6 and IPv4 on one socket, or IPv4 alone on a host without IPv6.
+        try:
+            start_http_server(args.port, addr="::", registry=registry)
+        except OSError:
+            start_http_server(args.port, addr="0.0.0.0", registry=registry)
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_args: stop.set())
+    sys.stderr.write("roce-rdma-exporter: listening on %s:%d\n" % (args.listen_address or "*", args.port))
+    sys.stderr.flush()
+    stop.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
