@@ -39,10 +39,6 @@ CAPTURE = os.path.join(REPO, "roles", "validate", "files", "roce_dscp_capture.py
 TOS_FILE = "/sys/kernel/config/rdma_cm/rxe0/ports/1/default_roce_tos"
 
 
-def labctl(*args):
-    LAB.labctl(*args)
-
-
 def vm(host, command):
     proc = LAB.exec(host, ["sh", "-c", shlex.quote(command)])
     return proc.returncode, proc.stdout + proc.stderr
