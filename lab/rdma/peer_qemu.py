@@ -73,6 +73,9 @@ GUEST_FILES = {
     "/etc/initramfs-tools/conf.d/roce-lab.conf": ("initramfs.conf", 0o644),
     "/etc/initramfs-tools/modules": ("initramfs-modules", 0o644),
     "/etc/initramfs-tools/hooks/roce-lab-ib-core": ("initramfs-hook", 0o755),
+    # Python in the guest keeps the bytecode of Ansible's module payloads (see the file's docstring).
+    "/usr/lib/python3/dist-packages/roce_lab_bytecode.py": ("roce_lab_bytecode.py", 0o644),
+    "/usr/lib/python3/dist-packages/roce_lab_bytecode.pth": ("roce_lab_bytecode.pth", 0o644),
 }
 # Timers and jobs that only cost boot time in a test VM.
 GUEST_MASKED = ["apt-daily.timer", "apt-daily-upgrade.timer", "e2scrub_all.timer", "e2scrub_reap.service",

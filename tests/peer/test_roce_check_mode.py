@@ -37,11 +37,13 @@ def snapshot():
 
 
 @pytest.fixture(scope="module")
-def lab():
-    LAB.up()
-    LAB.reset()
+def lab(two_vms):
+    """Every peer but the VMs started afresh; the VMs are the session's (conftest.two_vms), booted from the clean image
+    when this module runs first, as in the validate tier, which then validates on the same boot."""
+    others = [peer for peer in LAB.peer_names() if LAB.kind(peer) != "qemu_vm"]
+    LAB.up(*others)
     yield
-    LAB.down()
+    LAB.down(*others)
 
 
 def test_roce_yml_check_mode_passes_and_changes_nothing(lab):
