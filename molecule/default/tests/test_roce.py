@@ -45,13 +45,13 @@ def test_switches_run_their_inventory_settings_and_saved_them():
         for port, vlan in access.items():
             assert state["running"]["ports"][port]["access_vlan"] == vlan
         assert state["running"]["ports"]["1/1"]["mtu"] == 9216
-        # check mode, converge and the idempotence run: the configuration was sent exactly once.
+        # converge and the idempotence run: the configuration was sent exactly once.
         assert sum(1 for c in state["commands"] if c["line"] == "configuration write") == 1
 
 
 def test_cumulus_switches_run_their_inventory_settings_and_saved_them():
     """leaf1 (REST API) and leaf2 (nv over SSH): the same QoS variables as sw1, applied once and saved once over the
-    check run, the converge and the idempotence run."""
+    converge and the idempotence run."""
     for name, ports in (("leaf1", ["swp1", "swp4", "swp31s3"]), ("leaf2", ["swp1", "swp3"])):
         state = LAB.state(name)
         qos = state["applied"]["qos"]

@@ -1,5 +1,5 @@
 """Verify esxi_ats on vc1 and esxi_kernel_setting over SSH: settings active, one reboot per host, hosts
-rebooted one after the other, VM keys set, and the check and idempotence runs changed nothing."""
+rebooted one after the other, VM keys set, and the idempotence run changed nothing."""
 
 import os
 import sys

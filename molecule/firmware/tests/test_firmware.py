@@ -1,5 +1,5 @@
 """Verify nic_firmware on the lab's GPU nodes: the firmware runs the wanted values, each host rebooted
-exactly once (converge), and the check and idempotence runs made no mutating firmware call."""
+exactly once (converge), and the idempotence run made no mutating firmware call."""
 
 import os
 import sys
