@@ -27,7 +27,9 @@ lab through ``lab/door.py``, never through a peer's files.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import os
+import re
 import subprocess
 import sys
 import time
@@ -107,7 +109,11 @@ class Lab(object):
         key = os.path.join(self.dir, "ssh", "id_ed25519")
         if not os.path.exists(key):
             os.makedirs(os.path.dirname(key), exist_ok=True)
-            run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "roce-fabric-lab", "-f", key])
+            # Tiers may start peers at the same time: one key, made under a lock.
+            with open(key + ".lock", "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                if not os.path.exists(key):
+                    run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "roce-fabric-lab", "-f", key])
         return key
 
     def ensure_network(self):
@@ -120,12 +126,20 @@ class Lab(object):
         if quiet(["ip", "link", "show", self.bridge]) == 0:
             run(["ip", "link", "del", self.bridge])
 
-    def close_control_sockets(self):
+    def close_control_sockets(self, peers=None):
+        """End the SSH connection masters that Ansible keeps in the lab's cp/ folder: every one, or those that reach
+        one of ``peers`` (other tiers may be using the others at the same time)."""
         cp_dir = os.path.join(self.dir, "cp")
         if not os.path.isdir(cp_dir):
             return
+        targets = None if peers is None else set(
+            (str(p.vars["ansible_host"]), int(p.vars.get("ansible_port", 22))) for p in peers if p.vars.get("ansible_host"))
         for entry in os.listdir(cp_dir):
             path = os.path.join(cp_dir, entry)
+            if targets is not None:
+                target = master_target(path)
+                if target is not None and target not in targets:
+                    continue
             quiet(["ssh", "-o", "ControlPath=%s" % path, "-O", "exit", "lab"])
             # The master removes its socket as it exits, possibly only now: either way it is gone after this.
             try:
@@ -167,7 +181,7 @@ class Lab(object):
             print("lab: %-10s up in %.1fs (%s)" % (peer.name, peer.wait_started(), peer.describe()))
 
     def down(self, names):
-        self.close_control_sockets()
+        self.close_control_sockets(self.select(names) if names else None)
         for peer in self.select(names):
             peer.stop()
             print("lab: %-10s stopped" % peer.name)
@@ -182,6 +196,48 @@ class Lab(object):
                 rc = 1
             print("%-10s %-11s %-8s %s" % (peer.name, peer.kind, state, peer.describe()))
         return rc
+
+
+def master_target(path):
+    """(address, port) that the SSH connection master behind control socket ``path`` is connected to, from the TCP
+    sockets the master holds (ssh renames its master process, so its command line says nothing); None when no
+    master answers (a stale socket, closed like any other) or none of its sockets is a TCP connection."""
+    check = subprocess.run(["ssh", "-o", "ControlPath=%s" % path, "-O", "check", "lab"], capture_output=True, text=True,
+                           timeout=10, check=False)
+    found = re.search(r"pid=(\d+)", check.stderr + check.stdout)
+    if not found:
+        return None
+    fd_dir = "/proc/%s/fd" % found.group(1)
+    try:
+        inodes = set()
+        for fd in os.listdir(fd_dir):
+            link = os.readlink(os.path.join(fd_dir, fd))
+            if link.startswith("socket:["):
+                inodes.add(link[8:-1])
+        with open("/proc/%s/net/tcp" % found.group(1)) as handle:
+            table = handle.read()
+    except OSError:
+        return None
+    for connection in tcp_connections(table):
+        if connection["inode"] in inodes:
+            return connection["remote"]
+    return None
+
+
+def tcp_connections(table):
+    """The rows of a /proc/net/tcp table as dicts: local and remote (address, port), state (hex), inode."""
+    rows = []
+    for line in table.splitlines()[1:]:
+        fields = line.split()
+        if len(fields) < 10:
+            continue
+
+        def endpoint(text):
+            address, port = text.split(":")
+            octets = bytes.fromhex(address)[::-1]
+            return ".".join(str(b) for b in octets), int(port, 16)
+        rows.append(dict(local=endpoint(fields[1]), remote=endpoint(fields[2]), state=fields[3], inode=fields[9]))
+    return rows
 
 
 # Every peer kind, each from its family's folder and each a subclass of peer.Peer.

@@ -342,7 +342,9 @@ def test_work_dirs_another_user_made_first_are_refused_and_nothing_is_written(vm
     state = "cat /root/victim; ls -la /var/tmp/planted | tail -n +2 | awk '{print $1, $3, $NF}'; ls -ld /var/tmp/planted-pt"
     before = vm("node1", state)
     try:
-        proc, report = playbook(tmp_path, '{"validate_tests": ["rping"], "validate_work_dir": "/var/tmp/planted"}')
+        # The traffic window's capture is what the role puts in validate_work_dir.
+        proc, report = playbook(tmp_path, '{"validate_tests": ["rping"], "validate_work_dir": "/var/tmp/planted"}',
+                                traffic=True)
         # node1 stops there; node2, whose folder is its own, goes on, and the play fails at the end.
         assert proc.returncode != 0, proc.stdout[-3000:]
         assert report is None or report["passed"] is False or "node1" not in json.dumps(report.get("tests", [])), report
