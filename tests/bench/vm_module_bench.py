@@ -16,6 +16,7 @@ the end unless --keep. Needs root (QEMU, the lab).
 
 import argparse
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -66,7 +67,7 @@ def main():
         call(HOST, *facts)
         cached = series("node1 ping, bytecode cache", args.runs, HOST, "ansible.builtin.ping")
         cached_facts = series("node1 rdma_facts, bytecode cache", args.runs, HOST, *facts)
-        proc = LAB.exec(HOST, ["sh", "-c", "rm -f %s && rm -rf %s" % (PTH, CACHE)])
+        proc = LAB.exec(HOST, ["sh", "-c", shlex.quote("rm -f %s && rm -rf %s" % (PTH, CACHE))])  # one shell word over ssh
         if proc.returncode != 0:
             raise SystemExit("could not switch the cache off: %s" % proc.stderr)
         plain = series("node1 ping, no cache", args.runs, HOST, "ansible.builtin.ping")
