@@ -202,8 +202,11 @@ def master_target(path):
     """(address, port) that the SSH connection master behind control socket ``path`` is connected to, from the TCP
     sockets the master holds (ssh renames its master process, so its command line says nothing); None when no
     master answers (a stale socket, closed like any other) or none of its sockets is a TCP connection."""
-    check = subprocess.run(["ssh", "-o", "ControlPath=%s" % path, "-O", "check", "lab"], capture_output=True, text=True,
-                           timeout=10, check=False)
+    try:
+        check = subprocess.run(["ssh", "-o", "ControlPath=%s" % path, "-O", "check", "lab"], capture_output=True,
+                               text=True, timeout=10, check=False)
+    except subprocess.TimeoutExpired:
+        return None  # a master that does not answer serves nobody: closed like a stale socket
     found = re.search(r"pid=(\d+)", check.stderr + check.stdout)
     if not found:
         return None
