@@ -47,8 +47,8 @@ def call(host, module, args=""):
 
 def series(label, runs, host, module, args=""):
     seconds = [call(host, module, args) for dummy in range(runs)]
-    print("%-52s median %5.2f s  (%5.2f-%5.2f, %d runs)" % (label, statistics.median(seconds), min(seconds), max(seconds),
-                                                           runs), flush=True)
+    row = (label, statistics.median(seconds), min(seconds), max(seconds), runs)
+    print("%-52s median %5.2f s  (%5.2f-%5.2f, %d runs)" % row, flush=True)
     return statistics.median(seconds)
 
 
