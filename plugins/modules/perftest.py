@@ -16,7 +16,11 @@ description:
     C(ib_write_lat), C(ib_read_lat), C(ib_send_lat)) or of C(rping), so that a play can orchestrate a test
     across two hosts; the server and client tasks of one pair use the same O(port).
   - O(mode=server) starts the server in its own session under C(timeout), waits until it listens (or
-    exits with an error such as a port in use) and returns at once. O(mode=client) runs the client to the
+    exits with an error such as a port in use) and returns at once. It listens once its RDMA-CM id is in
+    the LISTEN state on O(port) (C(rdma resource show cm_id), for rping and O(rdma_cm=true)) or its TCP
+    socket listens (perftest's socket exchange); the tool's own banner stays in its output buffer while
+    the output goes to a file. Without the C(rdma) tool the module falls back to the banner, and for rping
+    to the server being alive after a second. O(mode=client) runs the client to the
     end under C(timeout). O(mode=collect) waits for the server started on O(port) to finish, stops it
     (its whole process group) when O(timeout) passes, parses its output and removes its files.
     O(mode=cleanup) stops stray servers of these tools still holding a port in O(port) to O(port_last).
@@ -125,7 +129,7 @@ options:
     type: int
     default: 60
   start_timeout:
-    description: Seconds O(mode=server) waits for the server to listen.
+    description: Seconds O(mode=server) waits for the server to listen; when it cannot tell, the server is returned as running after this.
     type: int
     default: 15
   min_bw_gbps:
@@ -270,14 +274,34 @@ from ansible_collections.roce.fabric.plugins.module_utils.common.run import Comm
 from ansible_collections.roce.fabric.plugins.module_utils.validate.perftest import TOOLS, judge, tool_argv
 from ansible_collections.roce.fabric.plugins.module_utils.validate.process import (
     alive,
+    parse_cm_listeners,
     session_members,
     stop_group,
     stray_processes,
     tcp_listening,
 )
 
-# rping and perftest print this (perftest) or nothing (rping) once they listen.
+# perftest prints this once it listens (rping prints nothing); with output to a file it shows at exit only.
 LISTEN_BANNER = "Waiting for client to connect"
+
+
+def listening(module, params, pid, port, rdma):
+    """True once the server of session ``pid`` listens on ``port``: its TCP socket for perftest's socket exchange,
+    its RDMA-CM id for rping and perftest with ``-R``. None when this host cannot tell (no ``rdma`` tool, or one
+    without cm_id resources)."""
+    if not params["rdma_cm"] and params["tool"] != "rping":
+        return tcp_listening(port)
+    if not rdma:
+        return None
+    try:
+        rc, out, _err = CommandRunner(module, timeout=10).run([rdma, "-j", "resource", "show", "cm_id"])
+    except FabricError:
+        return None
+    listeners = parse_cm_listeners(out) if rc == 0 else None
+    if listeners is None:
+        return None
+    members = set([pid]) | set(session_members(pid))
+    return any(owner in members and at == port for owner, at in listeners)
 
 
 def runs_tool(pid, tool):
@@ -455,8 +479,10 @@ def main():
         with open_private(pid_file, "w") as handle:
             json.dump(dict(pid=pid, command=result["command"], tool=params["tool"]), handle)
         result["pid"] = pid
-        # Wait until it listens: perftest prints a banner; rping prints nothing, so it counts as
-        # listening when still alive after a second.
+        # Wait until it listens (its socket or RDMA-CM id). Where that cannot be read: perftest's banner
+        # (seen only once flushed), and rping counts as listening when still alive after a second.
+        rdma = module.get_bin_path("rdma")
+        can_tell = True
         quiet_ok = time.time() + 1.0
         while time.time() < deadline:
             output = read_private(out_file)
@@ -467,7 +493,9 @@ def main():
                               msg="server exited at once: %s" % (output.strip().splitlines() or ["no output"])[-1])
                 os.unlink(pid_file)
                 finish(module, result)
-            if LISTEN_BANNER in output or (params["tool"] == "rping" and time.time() > quiet_ok):
+            state = listening(module, params, pid, port, rdma) if can_tell else None
+            can_tell = state is not None
+            if state or LISTEN_BANNER in output or (state is None and params["tool"] == "rping" and time.time() > quiet_ok):
                 result["msg"] = "server listening on port %d (pid %d)" % (port, pid)
                 module.exit_json(**result)
             time.sleep(0.2)

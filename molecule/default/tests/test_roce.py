@@ -6,7 +6,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "resources"))
-from labcheck import LAB, peer, query, scenario_hosts  # noqa: E402  pylint: disable=wrong-import-position
+from labcheck import LAB, peer, query, scenario_hosts, variables  # noqa: E402  pylint: disable=wrong-import-position
 
 testinfra_hosts = scenario_hosts("lab_netns_hosts")
 
@@ -20,7 +20,7 @@ def printed(value):
 
 
 def test_inventory_firmware_settings_are_running(host):
-    wanted = host.ansible.get_variables()["nic_firmware_settings"]
+    wanted = variables(host)["nic_firmware_settings"]
     adapters = [name for name in host.check_output("ls /sys/bus/pci/devices").split() if name.endswith(".0")]
     assert adapters, "the lab host shows no adapters"
     for pci in adapters:
@@ -68,12 +68,12 @@ def test_nic_qos_follows_the_contract(host):
     """The RoCE QoS contract (inventories/lab/group_vars/all.yml) on every ConnectX port of nic_qos_interfaces,
     as the host's QoS simulator holds it (read from outside): trust DSCP and PFC on priority 3, after the reboot
     that reset them (the host stage applied them again)."""
-    variables = host.ansible.get_variables()
+    hostvars = variables(host)
     qos = LAB.state(peer(host))["qos"]
-    for port in variables["nic_qos_interfaces"]:
+    for port in hostvars["nic_qos_interfaces"]:
         state = qos[port["netdev"]]
         assert state["pfc"] == [0, 0, 0, 1, 0, 0, 0, 0], port
-        if variables["nic_qos_backend"] == "dcb":
+        if hostvars["nic_qos_backend"] == "dcb":
             assert state["apptrust"][0] == "dscp", port
         else:
             assert state["trust"] == "dscp", port

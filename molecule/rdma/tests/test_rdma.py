@@ -10,7 +10,7 @@ import time
 import testinfra
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "resources"))
-from labcheck import LAB, scenario_hosts  # noqa: E402  pylint: disable=wrong-import-position
+from labcheck import LAB, ansible_host, scenario_hosts  # noqa: E402  pylint: disable=wrong-import-position
 
 testinfra_hosts = scenario_hosts("lab_vms")
 FABRIC = {"node1": "10.78.0.1", "node2": "10.78.0.2"}
@@ -21,7 +21,7 @@ def name(host):
 
 
 def test_facts_list_rxe0_with_its_roce_v2_ipv4_gid(host):
-    facts = host.ansible("roce.fabric.rdma_facts", "gpu_topology=false", check=False)["ansible_facts"]["roce_rdma"]
+    facts = ansible_host(host).ansible("roce.fabric.rdma_facts", "gpu_topology=false", check=False)["ansible_facts"]["roce_rdma"]
     (rxe,) = [d for d in facts["devices"] if d["name"] == "rxe0"]
     port = rxe["ports"][0]
     assert rxe["driver"] == "rxe" and rxe["software"] and port["netdev"]["name"] == "enp1s0" and port["state"] == "ACTIVE"
@@ -63,9 +63,8 @@ def test_rdma_cm_default_tos_is_the_contracts_after_the_reboot(host):
 def test_ib_write_bw_between_the_vms(host):
     if name(host) != "node2":
         return
-    inventory = os.path.dirname(os.environ["MOLECULE_INVENTORY_FILE"])
-    server = testinfra.get_host("ansible://node1?ansible_inventory=%s&force_ansible=True" % inventory)
-    server.run("nohup timeout 120 ib_write_bw -R -D 3 --report_gbits > /root/ib_write_bw.server 2>&1 &")
+    (server,) = [spec for spec in testinfra_hosts if spec.startswith("ssh://node1?")]
+    testinfra.get_host(server).run("nohup timeout 120 ib_write_bw -R -D 3 --report_gbits < /dev/null > /root/ib_write_bw.server 2>&1 &")
     time.sleep(5)
     client = host.run("timeout 100 ib_write_bw -R -D 3 --report_gbits %s" % FABRIC["node1"])
     assert client.rc == 0, client.stdout + client.stderr

@@ -8,11 +8,15 @@ PRIVATE to the roce.fabric collection: may change without notice.
 
 A server side runs detached in a session of its own (``setsid``), so it and everything it started
 can be found (``session_members``) and stopped together (``stop_group``); stray servers of an earlier
-run are found by the port in their command line (``stray_processes``).
+run are found by the port in their command line (``stray_processes``). A server listens once its TCP
+socket (``tcp_listening``) or its RDMA-CM id (``parse_cm_listeners`` on ``rdma -j resource show cm_id``) is
+in the listening state: perftest's own banner says so too, but it sits in stdio's buffer while the output
+goes to a file.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -68,6 +72,25 @@ def tcp_listening(port):
             if len(fields) > 3 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
                 return True
     return False
+
+
+def parse_cm_listeners(text):
+    """``{(pid, port)}`` of every RDMA-CM id in the LISTEN state in ``rdma -j resource show cm_id`` output;
+    None when the text is no such listing (an iproute2 without cm_id resources, an error message)."""
+    try:
+        rows = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(rows, list):
+        return None
+    found = set()
+    for row in rows:
+        if not isinstance(row, dict) or row.get("state") != "LISTEN":
+            continue
+        port = str(row.get("src-addr", "")).rsplit(":", 1)[-1]
+        if port.isdigit() and isinstance(row.get("pid"), int):
+            found.add((row["pid"], int(port)))
+    return found
 
 
 def alive(pid):

@@ -29,6 +29,8 @@ fixture = "".join(line for line in open({fixture!r}) if not line.startswith("%%"
 if not client:
     if mode == "port":
         print(" Couldn't listen to port 18515"); sys.exit(1)
+    if mode == "buffered":
+        time.sleep(5); print("* Waiting for client to connect... *"); sys.exit(0)
     print("* Waiting for client to connect... *", flush=True)
     if mode == "hang":
         time.sleep(1000)
@@ -265,3 +267,77 @@ def test_run_dir_under_a_folder_another_user_controls_is_refused(tool, tmp_path)
         os.chown(str(parent), 65534, 65534)
         result = run_module(perftest.main, args(tool, tmp_path, mode="server", port=28658, run_dir=str(parent / "run")))
         assert result["cause"] == "unsafe_run_dir" and "is owned by nobody (uid 65534), who could replace" in result["msg"]
+
+
+# `rdma -j resource show cm_id` as iproute2 prints it (fixtures/rdma_cm/res_cm_id_listen_rxe.json, captured on the
+# lab VM), with the pid and port of the stand-in server found in /proc; FAKE_CM_PID=other lists another pid.
+FAKE_RDMA = r'''#!{python}
+import json, os, sys
+assert sys.argv[1:] == ["-j", "resource", "show", "cm_id"], sys.argv
+if os.environ.get("FAKE_CM") == "error":
+    sys.stderr.write("Failed to open NETLINK_RDMA socket\n"); sys.exit(1)
+sample = json.loads("".join(line for line in open({sample!r}) if not line.startswith("%%")))
+rows = []
+for name in os.listdir("/proc"):
+    try:
+        argv = open("/proc/%s/cmdline" % name, "rb").read().split(b"\0")
+    except (IOError, OSError):
+        continue
+    # The stand-in is a script: its interpreter is argv[0].
+    if name.isdigit() and any(os.path.basename(a.decode()) == "ib_write_bw" for a in argv[:2]) and b"-p" in argv:
+        pid = int(name) + (1 if os.environ.get("FAKE_CM") == "other" else 0)
+        port = argv[argv.index(b"-p") + 1].decode()
+        rows.append(dict(sample[1], pid=pid, **{{"src-addr": "0.0.0.0:" + port}}))
+print(json.dumps(rows))
+'''
+
+
+@pytest.fixture
+def buffered(tool, tmp_path, monkeypatch):
+    """The stand-in server with its banner held back, as real perftest's is while its output goes to a file, and a
+    fake rdma tool first on PATH."""
+    monkeypatch.setenv("FAKE_MODE", "buffered")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "rdma"
+    sample = os.path.join(FIXTURES, "..", "rdma_cm", "res_cm_id_listen_rxe.json")
+    fake.write_text(FAKE_RDMA.format(python=sys.executable, sample=sample))
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", "%s:%s" % (bin_dir, os.environ["PATH"]))
+    return tool
+
+
+def start_buffered(tool, tmp_path, port):
+    began = time.time()
+    started = run_module(perftest.main, args(tool, tmp_path, mode="server", port=port, start_timeout=4, timeout=10))
+    took = time.time() - began
+    run_module(perftest.main, args(tool, tmp_path, mode="collect", port=port, timeout=1))
+    return started, took
+
+
+def test_server_listening_is_read_from_its_rdma_cm_id(buffered, tmp_path):
+    """Real perftest's banner stays in stdio's buffer while its output goes to a file: the module used to wait its
+    whole start_timeout for every server. Its RDMA-CM id in the LISTEN state answers at once."""
+    started, took = start_buffered(buffered, tmp_path, 28651)
+    assert started["passed"] is True and "listening on port 28651" in started["msg"], started
+    assert took < 3, took
+
+
+@pytest.mark.parametrize("fake_cm", ["other", "error"])
+def test_server_listening_needs_its_own_cm_id_or_falls_back_to_the_timeout(buffered, tmp_path, monkeypatch, fake_cm):
+    """A listening id of another process does not count; where the rdma tool cannot list cm_ids, the server is
+    returned as running once start_timeout has passed, as before."""
+    monkeypatch.setenv("FAKE_CM", fake_cm)
+    started, took = start_buffered(buffered, tmp_path, 28652 if fake_cm == "other" else 28653)
+    assert started["passed"] is True and "no listen banner within 4s" in started["msg"], started
+    assert took >= 4, took
+
+
+@pytest.mark.parametrize("name", ["res_cm_id_listen_rxe.json", "res_cm_id_connect_rxe.json", "res_cm_id_none_rxe.json"])
+def test_cm_listeners_parser(name):
+    from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
+    expect = corpus.meta("rdma_cm", name)["expect"].split("=", 1)[1]
+    wanted = set(tuple(int(x) for x in item.split(":")) for item in expect.split(",") if item)
+    assert process.parse_cm_listeners(corpus.read("rdma_cm", name)) == wanted
+    assert process.parse_cm_listeners("Failed to open NETLINK_RDMA socket") is None
+    assert process.parse_cm_listeners('{"error": 1}') is None
