@@ -184,16 +184,13 @@ def leaf2(cumulus):
 @pytest.fixture(scope="session")
 def two_vms():
     """The lab's two QEMU VMs (node1, node2, group lab_vms), booted once for every module of a session that uses
-    both (the validate tier: validation, then telemetry); VMs already up for this inventory are reused. With
-    ROCE_LAB_KEEP_VMS=1 they are left running at the end, for the next session to take over (`tests/run peer` runs
-    the check tier so, then the validate tier on the same boot)."""
+    both (the validate tier: validation, then telemetry); VMs already up for this inventory are reused."""
     if os.geteuid() != 0:
         pytest.skip("the lab VMs need root")
     lab = door.Lab(os.environ.get("ROCE_LAB_INVENTORY", INVENTORY))
     lab.labctl("up", "--keep-state", "node1", "node2")
     yield ("node1", "node2")
-    if os.environ.get("ROCE_LAB_KEEP_VMS") != "1":
-        lab.labctl("down", "node1", "node2")
+    lab.labctl("down", "node1", "node2")
 
 
 @pytest.fixture(scope="session")
