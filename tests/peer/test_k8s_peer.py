@@ -5,10 +5,12 @@ could change it is counted from the server's audit log, so "no change" means no 
 """
 
 import copy
+import hashlib
 import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 import yaml
@@ -18,7 +20,7 @@ from conftest import INVENTORY, LAB, REPO, labctl
 kubernetes = pytest.importorskip("kubernetes")
 from kubernetes import config as k8s_config  # noqa: E402
 from kubernetes.dynamic import DynamicClient  # noqa: E402
-from kubernetes.dynamic.exceptions import ApiException, NotFoundError  # noqa: E402
+from kubernetes.dynamic.exceptions import ApiException, NotFoundError, ResourceNotFoundError  # noqa: E402
 
 HOST = "k8s1"
 PLAYBOOK = os.path.join(REPO, "playbooks", "kubernetes.yml")
@@ -482,3 +484,125 @@ def test_an_apply_the_server_refuses_halfway_names_what_was_applied(deployed):
         restored["metadata"] = dict((k, v) for k, v in original["metadata"].items() if k in ("name", "namespace", "labels", "annotations"))
         restored.pop("status", None)
         daemonsets.create(body=restored, namespace="kube-system")
+
+
+# The RDMA exporter as a DaemonSet (issue 17), with the other components off so that the runs are about it.
+EXPORTER = {"k8s_rdma_network_exporter": True, "k8s_rdma_network_exporter_image": "registry.example.com/roce/rdma-exporter:1.0.0",
+            "k8s_rdma_network_multus": False, "k8s_rdma_network_cni_plugins": False, "k8s_rdma_network_sriov": False,
+            "k8s_rdma_network_rdma_shared_device_plugin": False, "k8s_rdma_network_whereabouts": False,
+            "k8s_rdma_network_mpi_operator": False, "k8s_rdma_network_host_device_networks": [],
+            "k8s_rdma_network_macvlan_networks": [], "k8s_rdma_network_check_nodes": False}
+SERVICE_MONITOR_CRD = os.path.join(REPO, "tests", "peer", "fixtures", "monitoring.coreos.com_servicemonitors.yaml")
+
+
+def exporter_objects(cluster):
+    found = {}
+    for api, kind in (("v1", "ConfigMap"), ("apps/v1", "DaemonSet"), ("v1", "Service"), ("monitoring.coreos.com/v1", "ServiceMonitor")):
+        try:
+            found[kind] = cluster.get(api, kind, "roce-rdma-exporter", "kube-system")
+        except ResourceNotFoundError:  # the kind is not served (no ServiceMonitor CRD)
+            found[kind] = None
+    return found
+
+
+def wait_established(cluster, name, timeout=60):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        crd = cluster.get("apiextensions.k8s.io/v1", "CustomResourceDefinition", name) or {}
+        conditions = dict((c["type"], c["status"]) for c in (crd.get("status") or {}).get("conditions") or [])
+        if conditions.get("Established") == "True":
+            return
+        time.sleep(1)
+    raise AssertionError("CRD %s not Established after %d s" % (name, timeout))
+
+
+def test_the_exporter_daemonset_its_service_and_servicemonitor(fresh, tmp_path):
+    """The exporter's ConfigMap (the collection's program, which runs), DaemonSet (sysfs read-only, no privilege, the
+    node's network), headless Service; its ServiceMonitor only where the Prometheus Operator's CRD is served (the
+    real CRD, so the server checks the object against its schema); idempotent, check mode, removal; bad input and a
+    required ServiceMonitor without its CRD change nothing."""
+    cluster = fresh
+    mark = cluster.audit_mark()
+    for bad, words in ((dict(EXPORTER, k8s_rdma_network_exporter_image=""), "needs k8s_rdma_network_exporter_image"),
+                       (dict(EXPORTER, k8s_rdma_network_exporter_image="evil:1\n  hostPID: true"), "needs k8s_rdma_network_exporter_image"),
+                       (dict(EXPORTER, k8s_rdma_network_exporter_service_monitor="required"), "does not serve")):
+        rc, stats, failures, out = playbook(bad)
+        assert rc != 0 and any(words in f for f in failures), failures
+    assert cluster.writes_since(mark, reviews=False) == []
+
+    rc, stats, failures, out = playbook(EXPORTER)
+    assert rc == 0, failures
+    objects = exporter_objects(cluster)
+    assert objects["ServiceMonitor"] is None and "does not serve the ServiceMonitor CRD" in out
+    program = objects["ConfigMap"]["data"]["roce-rdma-exporter.py"]
+    pod = objects["DaemonSet"]["spec"]["template"]
+    assert pod["metadata"]["annotations"]["roce.fabric/program-sha256"] == hashlib.sha256(program.encode()).hexdigest()
+    spec = pod["spec"]
+    container = spec["containers"][0]
+    assert spec["hostNetwork"] is True and spec["dnsPolicy"] == "ClusterFirstWithHostNet" and not spec["automountServiceAccountToken"]
+    assert spec["securityContext"]["runAsNonRoot"] is True and spec["securityContext"]["runAsUser"] == 65534
+    assert container["image"] == "registry.example.com/roce/rdma-exporter:1.0.0"
+    assert container["command"] == ["python3", "-I", "/opt/roce-rdma-exporter/roce-rdma-exporter.py", "--port", "9879", "--sysfs", "/host/sys"]
+    assert container["securityContext"] == {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
+                                            "capabilities": {"drop": ["ALL"]}}
+    assert {"name": "sys", "mountPath": "/host/sys", "readOnly": True} in container["volumeMounts"]
+    assert {"name": "sys", "hostPath": {"path": "/sys", "type": "Directory"}} in spec["volumes"]
+    service = objects["Service"]["spec"]
+    assert service["clusterIP"] == "None" and service["selector"] == {"app": "roce-rdma-exporter"}
+    assert service["ports"] == [{"name": "metrics", "port": 9879, "targetPort": "metrics", "protocol": "TCP"}]
+    # What the ConfigMap holds is the collection's exporter, and it runs (this machine has no RDMA device).
+    path = tmp_path / "roce-rdma-exporter.py"
+    path.write_text(program)
+    proc = subprocess.run([sys.executable, "-I", str(path), "--once", "--no-ethtool", "--sysfs", str(tmp_path)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0 and "rdma_exporter_devices 0.0" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+    # The Prometheus Operator's CRD served: the ServiceMonitor is made, with the labels its Prometheus selects.
+    with open(SERVICE_MONITOR_CRD) as handle:
+        crd = yaml.safe_load(handle)
+    crds = cluster.resource("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+    crds.create(body=crd)
+    try:
+        wait_established(cluster, "servicemonitors.monitoring.coreos.com")
+        cluster = Cluster()  # a client that discovers the new kind
+        wanted = dict(EXPORTER, k8s_rdma_network_exporter_service_monitor="required",
+                      k8s_rdma_network_exporter_service_monitor_labels={"release": "kube-prometheus-stack"})
+        rc, stats, failures, out = playbook(wanted)
+        assert rc == 0, failures
+        monitor = exporter_objects(cluster)["ServiceMonitor"]
+        assert monitor["metadata"]["labels"]["release"] == "kube-prometheus-stack"
+        assert monitor["spec"]["selector"] == {"matchLabels": {"app": "roce-rdma-exporter"}}
+        assert monitor["spec"]["namespaceSelector"] == {"matchNames": ["kube-system"]}
+        endpoint = monitor["spec"]["endpoints"][0]
+        assert (endpoint["port"], endpoint["path"], endpoint["interval"]) == ("metrics", "/metrics", "30s")
+        assert endpoint["relabelings"][0]["targetLabel"] == "node"
+
+        # Nothing to do: no write, in a real run or in check mode.
+        mark = cluster.audit_mark()
+        rc, stats, failures, out = playbook(wanted)
+        assert rc == 0 and stats["changed"] == 0, failures
+        rc, stats, failures, out = playbook(wanted, check=True)
+        assert rc == 0 and stats["changed"] == 0, failures
+        assert cluster.writes_since(mark) == []
+
+        # The pod's own network: no ethtool (the RoCE netdevs are the node's), the cluster's DNS.
+        rc, stats, failures, out = playbook(dict(wanted, k8s_rdma_network_exporter_host_network=False))
+        assert rc == 0 and stats["changed"] >= 1, failures
+        spec = exporter_objects(cluster)["DaemonSet"]["spec"]["template"]["spec"]
+        assert not spec.get("hostNetwork") and spec["dnsPolicy"] == "ClusterFirst"
+        assert spec["containers"][0]["command"][-1] == "--no-ethtool"
+        mark = cluster.audit_mark()
+        rc, stats, failures, out = playbook(dict(wanted, k8s_rdma_network_exporter_host_network=False))
+        assert rc == 0 and stats["changed"] == 0, failures
+        assert cluster.writes_since(mark) == []
+
+        # Removal takes every object of the exporter away, then has nothing left to do.
+        rc, stats, failures, out = playbook(dict(wanted, k8s_rdma_network_state="absent"))
+        assert rc == 0 and stats["changed"] >= 1, failures
+        assert exporter_objects(cluster) == {"ConfigMap": None, "DaemonSet": None, "Service": None, "ServiceMonitor": None}
+        mark = cluster.audit_mark()
+        rc, stats, failures, out = playbook(dict(wanted, k8s_rdma_network_state="absent"))
+        assert rc == 0 and stats["changed"] == 0, failures
+        assert cluster.writes_since(mark) == []
+    finally:
+        crds.delete(name="servicemonitors.monitoring.coreos.com")
