@@ -52,7 +52,7 @@ def ring(hosts):
 
 def timed(planner, runs, *args, **kwargs):
     times, result = [], None
-    for _ in range(runs):
+    for _run in range(runs):
         started = time.perf_counter()
         result = planner(*args, **kwargs)
         times.append(time.perf_counter() - started)
@@ -60,7 +60,7 @@ def timed(planner, runs, *args, **kwargs):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--sizes", default="8,16,32,64,128,256")
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
