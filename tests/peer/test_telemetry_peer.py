@@ -157,15 +157,16 @@ def test_prometheus_sees_the_rdma_traffic_of_a_perftest_run(telemetry):
     rc, out = vm("node1", "timeout 60 ib_write_bw -d rxe0 -R -D 8 -s 65536 10.78.0.2")
     ended = time.time()
     assert rc == 0, out
-    time.sleep(3)  # the last scrapes of the run
-    # The busy rate is the run's average: its window spans the run, so that a scrape the busy VM answered too late
-    # (the lab scrapes every second, with a timeout of a second) leaves enough samples in it.
-    window = max(4, int(ended - started) - 1)
-    during = ended
+    time.sleep(4)  # idle scrapes after the run
+    # The busy rate is the run's average over a window from just before it started to just after it ended. On a loaded
+    # machine the busy VM may answer no scrape during the run (the lab scrapes every second, with a timeout of a
+    # second); the idle scrapes on either side still frame it, and rate() is then the bytes of the run over the window.
+    during = ended + 3
+    window = int(during - started) + 3
     bytes_rate = 'rate(rdma_netdev_transmit_bytes_total{host="node1",device="rxe0"}[%ds])'
     packets_rate = 'rate(rdma_packets_sent_total{host="node1",device="rxe0"}[%ds])'
     busy_bytes, busy_packets = scalar(bytes_rate % window, during), scalar(packets_rate % window, during)
-    idle_bytes, idle_packets = scalar(bytes_rate % 4, quiet_end), scalar(packets_rate % 4, quiet_end)
+    idle_bytes, idle_packets = scalar(bytes_rate % 8, quiet_end), scalar(packets_rate % 8, quiet_end)
     # Soft-RoCE under TCG moves a few MB/s: the run is far above 100 kB/s, an idle link far below 10 kB/s.
     assert busy_bytes is not None and busy_bytes > 100000, (busy_bytes, out)
     assert busy_packets is not None and busy_packets > 20, busy_packets
