@@ -29,6 +29,13 @@ VM starts from the clean image; ``up --keep-state`` keeps the overlay of a stopp
 The lab's SSH key, the host name and the fabric addresses reach the guest on the kernel command
 line (the VM boots the image's kernel with ``-kernel``; a guest reboot boots it again).
 Only TCG is used (``-accel tcg -cpu max``): KVM cannot run a stock kernel on every CI machine.
+
+A boot under TCG costs about a minute of CPU, so a VM started from a new overlay boots for real only once per
+configuration: once it answers, its running state is saved (QEMU's migration stream to a file, with a copy of its
+overlay and its serial console) under ``$ROCE_FABRIC_CACHE/vm/<image>/snapshots/<hash of the VM's devices and kernel
+command line>/``, and later starts of the same configuration from a clean state restore it (``-incoming``) in a few
+seconds, then set the guest's clock. Reboots inside the guest stay real boots. ``ROCE_LAB_VM_SNAPSHOTS=0`` always
+boots; a snapshot that fails to restore is removed and the VM boots instead.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -233,6 +241,8 @@ class QemuVm(Peer):
         self.memory = int(host_vars.get("roce_lab_vm_memory", 1024))
         self.cpus = int(host_vars.get("roce_lab_vm_cpus", 1))
         self.launched = None
+        self.snapshot = None
+        self.restored = False
 
     # --- state -------------------------------------------------------------------------------
 
@@ -294,7 +304,9 @@ class QemuVm(Peer):
                 "-netdev", "user,id=mgmt,restrict=on,hostfwd=tcp:%s:%d-:22%s" % (
                     self.address, self.port, "".join(",hostfwd=tcp:%s:%d-:%d" % (self.address, h, g) for h, g in self.forwards)),
                 "-device", "virtio-net-pci,netdev=mgmt,addr=0x3,mac=%s,romfile=" % _mac(self.port),
-                "-serial", "file:%s" % self.path("console.log"),
+                # The console is appended to: a VM restored from a snapshot starts its log with the saved boot's.
+                "-chardev", "file,id=console,path=%s,append=on" % self.path("console.log"), "-serial", "chardev:console",
+                "-qmp", "unix:%s,server=on,wait=off" % self.path("qmp.sock"),
                 "-pidfile", self.path("qemu.pid"), "-daemonize"]
         for i, nic in enumerate(self.nics):
             port, peer = int(nic["port"]), int(nic["peer_port"])
@@ -310,24 +322,142 @@ class QemuVm(Peer):
         image = ensure_image()
         os.makedirs(self.dir, exist_ok=True)
         disk = self.path("disk.qcow2")
-        if not keep_state or not os.path.exists(disk):
-            if os.path.exists(disk):
-                os.unlink(disk)
-            run(["qemu-img", "create", "-q", "-f", "qcow2", "-b", os.path.join(image, "disk.img"), "-F", "raw", disk])
-        for stale in ("console.log", "qemu.pid"):
+        fresh = not keep_state or not os.path.exists(disk)
+        for stale in ("console.log", "qemu.pid", "qmp.sock"):
             if os.path.exists(self.path(stale)):
                 os.unlink(self.path(stale))
         argv = self.argv(image)
+        self.snapshot = None
+        self.restored = False
+        if fresh:
+            if os.path.exists(disk):
+                os.unlink(disk)
+            self.snapshot = self.snapshot_dir(image, argv)
+            if self.snapshot and os.path.exists(os.path.join(self.snapshot, "complete")):
+                if self.launch(argv, restore_from=self.snapshot):
+                    return
+                print("lab: %s did not restore from its snapshot; booting it and saving a new one" % self.name)
+                shutil.rmtree(self.snapshot, ignore_errors=True)
+            run(["qemu-img", "create", "-q", "-f", "qcow2", "-b", os.path.join(image, "disk.img"), "-F", "raw", disk])
+        if not self.launch(argv):
+            raise SystemExit("lab: QEMU for %s did not start, see %s" % (self.name, self.path("qemu.log")))
+
+    def launch(self, argv, restore_from=None):
+        """Start QEMU (daemonized): a boot, or a restore of ``restore_from``'s saved state and overlay."""
+        if restore_from:
+            shutil.copyfile(os.path.join(restore_from, "disk.qcow2"), self.path("disk.qcow2"))
+            shutil.copyfile(os.path.join(restore_from, "console.log"), self.path("console.log"))
+            argv = argv + ["-incoming", "file:%s" % os.path.join(restore_from, "state")]
         with open(self.path("qemu.argv"), "w") as handle:
             json.dump(argv, handle, indent=1)
         with open(self.path("qemu.log"), "w") as log:
             result = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, check=False)
         if result.returncode != 0:
-            raise SystemExit("lab: QEMU for %s did not start, see %s" % (self.name, self.path("qemu.log")))
+            return False
         self.launched = time.time()
+        if restore_from:
+            def loaded():
+                if self.pid() is None:
+                    raise SystemExit("QEMU ended")
+                try:
+                    status = self.qmp("query-status").get("status")
+                    # The state was saved paused, so it loads paused: go on once the whole stream is in.
+                    if status in ("paused", "postmigrate") and self.qmp("query-migrate").get("status") == "completed":
+                        self.qmp("cont")
+                        return False
+                    return status == "running"
+                except (OSError, ValueError):
+                    return False
+
+            try:
+                wait_for(loaded, 120, "VM %s to load its snapshot" % self.name, interval=0.2)
+            except SystemExit:
+                self.stop()
+                return False
+            self.restored = True
+        return True
+
+    # --- snapshots -----------------------------------------------------------------------------
+
+    def snapshot_dir(self, image, argv):
+        """Where this VM's configuration keeps its snapshot, or None when snapshots are off or cannot be used."""
+        if os.environ.get("ROCE_LAB_VM_SNAPSHOTS", "1") == "0" or len(self.path("qmp.sock")) > 100:
+            return None
+        version = subprocess.run(["qemu-system-x86_64", "--version"], capture_output=True, text=True, check=False).stdout
+        # What the guest sees decides the key: the devices, the kernel command line, the image, QEMU's version; not
+        # where this checkout keeps the VM's files.
+        shape = [a.replace(self.dir, "@VM@") for a in argv]
+        key = hashlib.sha256(json.dumps([shape, version.splitlines()[:1]]).encode()).hexdigest()[:16]
+        return os.path.join(image, "snapshots", "%s-%s" % (self.name, key))
+
+    def qmp(self, command, **arguments):
+        """One QMP command on the VM's monitor socket; its "return" (raises OSError or ValueError on failure)."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(30)
+            sock.connect(self.path("qmp.sock"))
+            stream = sock.makefile("rw")
+
+            def reply():
+                while True:
+                    line = stream.readline()
+                    if not line:
+                        raise OSError("QMP of %s closed" % self.name)
+                    message = json.loads(line)
+                    if "return" in message:
+                        return message["return"]
+                    if "error" in message:
+                        raise ValueError("QMP %s on %s: %s" % (command, self.name, message["error"].get("desc")))
+
+            json.loads(stream.readline())  # the greeting
+            stream.write(json.dumps({"execute": "qmp_capabilities"}) + "\n")
+            stream.flush()
+            reply()
+            stream.write(json.dumps({"execute": command, "arguments": arguments}) + "\n")
+            stream.flush()
+            return reply()
+
+    def save_snapshot(self):
+        """Save the booted VM's state, overlay and console into its snapshot, then go on from that snapshot (which
+        proves it restores). A VM that cannot be saved boots every time, as before."""
+        final = self.snapshot
+        parent = os.path.dirname(final)
+        os.makedirs(parent, exist_ok=True)
+        with locked(os.path.join(parent, ".lock")):
+            if os.path.exists(os.path.join(final, "complete")):
+                return
+            tmp = tempfile.mkdtemp(prefix=".save-", dir=parent)
+            try:
+                self.qmp("stop")
+                self.qmp("migrate", uri="file:%s" % os.path.join(tmp, "state"))
+
+                def done():
+                    status = self.qmp("query-migrate").get("status")
+                    if status in ("failed", "cancelled"):
+                        raise ValueError("migration %s" % status)
+                    return status == "completed"
+
+                wait_for(done, 300, "VM %s to save its state" % self.name, interval=0.2)
+                shutil.copyfile(self.path("disk.qcow2"), os.path.join(tmp, "disk.qcow2"))
+                shutil.copyfile(self.path("console.log"), os.path.join(tmp, "console.log"))
+                with open(os.path.join(tmp, "complete"), "w") as handle:
+                    handle.write("ok\n")
+                shutil.rmtree(final, ignore_errors=True)
+                os.rename(tmp, final)
+            except (SystemExit, OSError, ValueError) as error:
+                shutil.rmtree(tmp, ignore_errors=True)
+                print("lab: %s: no snapshot (%s); it boots each time" % (self.name, error))
+                try:
+                    self.qmp("cont")
+                except (OSError, ValueError):
+                    pass
+                return
+        self.stop()
+        if not self.launch(json.load(open(self.path("qemu.argv"))), restore_from=final):
+            raise SystemExit("lab: %s did not restore from the snapshot it just saved, see %s" % (self.name, self.path("qemu.log")))
 
     def wait_started(self, timeout=None):
-        """Until the guest's sshd takes the lab key (boots run in parallel; this waits for one)."""
+        """Until the guest's sshd takes the lab key (boots run in parallel; this waits for one). A first boot from a
+        clean overlay saves the VM's snapshot; a restored VM gets the machine's time."""
         timeout = timeout or int(os.environ.get("ROCE_LAB_VM_BOOT_TIMEOUT", "600"))
         started = self.launched or time.time()
 
@@ -339,9 +469,17 @@ class QemuVm(Peer):
             return quiet(self.ssh_argv(["true"])) == 0
 
         wait_for(ready, timeout, "VM %s to boot (console: %s)" % (self.name, self.path("console.log")), interval=1)
+        how = "restored" if self.restored else "booted"
+        if self.snapshot and not self.restored:
+            self.save_snapshot()
+            wait_for(ready, timeout, "VM %s to answer after its snapshot" % self.name, interval=0.5)
+            how = "booted, snapshot saved" if self.restored else "booted"
+        if self.restored:
+            # The saved guest's clock stands at the time of its save: set it to the machine's.
+            run(self.ssh_argv(["date", "-u", "-s", "@%d" % round(time.time())]), capture_output=True)
         seconds = time.time() - started
         with open(self.path("boot-seconds"), "w") as handle:
-            handle.write("%.1f\n" % seconds)
+            handle.write("%.1f (%s)\n" % (seconds, how))
         return seconds
 
 
