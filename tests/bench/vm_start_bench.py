@@ -15,14 +15,11 @@ import statistics
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-INVENTORY = os.path.join(REPO, "inventories", "lab")
-HOSTS = ("node1", "node2")
-sys.path.insert(0, os.path.join(REPO, "lab"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "lab"))
 from door import Lab  # noqa: E402  pylint: disable=wrong-import-position
 
-LAB = Lab(INVENTORY)
+LAB = Lab()  # the lab inventory, inventories/lab
+HOSTS = ("node1", "node2")
 
 
 def qemu_cpu_seconds(host):
