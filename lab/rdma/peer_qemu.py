@@ -243,6 +243,7 @@ class QemuVm(Peer):
         self.launched = None
         self.snapshot = None
         self.restored = False
+        self.boot_argv = None
 
     # --- state -------------------------------------------------------------------------------
 
@@ -326,7 +327,7 @@ class QemuVm(Peer):
         for stale in ("console.log", "qemu.pid", "qmp.sock"):
             if os.path.exists(self.path(stale)):
                 os.unlink(self.path(stale))
-        argv = self.argv(image)
+        argv = self.boot_argv = self.argv(image)
         self.snapshot = None
         self.restored = False
         if fresh:
@@ -452,7 +453,7 @@ class QemuVm(Peer):
                     pass
                 return
         self.stop()
-        if not self.launch(json.load(open(self.path("qemu.argv"))), restore_from=final):
+        if not self.launch(self.boot_argv, restore_from=final):
             raise SystemExit("lab: %s did not restore from the snapshot it just saved, see %s" % (self.name, self.path("qemu.log")))
 
     def wait_started(self, timeout=None):
