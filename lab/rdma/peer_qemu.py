@@ -17,6 +17,12 @@ Host variables (``inventories/lab/hosts.yml``):
     The link has no connection, so either VM restarts alone. NIC ``i`` sits behind its own PCIe
     root port: the guest names it ``enp<i+1>s0``.
 ``roce_lab_vm_memory`` (MiB, default 1024), ``roce_lab_vm_cpus`` (default 1).
+``roce_lab_vm_nvme``
+    Local NVMe drives, each ``{serial: S, size: 1G}``: QEMU's emulated NVMe controller (model ``QEMU NVMe Ctrl``) with
+    one namespace on an empty sparse qcow2 file, made new with the VM's overlay. QEMU cannot migrate an NVMe
+    controller, so a snapshot cannot hold one: each drive has an empty PCIe root port from the start, and the drives
+    are hot-plugged into them, one after the other, once the guest answers (booted or restored); the guest names
+    them ``nvme0n1``, ``nvme1n1``, ... in order. They stay through guest reboots.
 ``roce_lab_vm_forwards``
     More guest TCP ports forwarded to ``ansible_host``, each ``{host_port: H, guest_port: G}`` (a service the lab
     reads from outside, such as the RDMA exporter that the lab's Prometheus scrapes).
@@ -72,6 +78,8 @@ IMAGE_PACKAGES = sorted([
     "openmpi-bin", "numactl", "python3-mpi4py",
     # The RDMA exporter (roles/rdma_exporter) runs on the distribution's prometheus_client; the VMs reach no mirror.
     "python3-prometheus-client",
+    # The NVMe scratch array (roles/nvme_scratch): mdadm, both file systems it makes, sfdisk for its tests.
+    "mdadm", "xfsprogs", "e2fsprogs", "fdisk",
 ])
 GUEST_FILES = {
     # path in the guest: file under lab/rdma/guest/, mode
@@ -238,6 +246,13 @@ class QemuVm(Peer):
             if not (1024 < host_port < 65536 and 0 < guest_port < 65536):
                 raise SystemExit("lab: VM %s: forward %s is outside the ports the lab may use" % (name, forward))
             self.forwards.append((host_port, guest_port))
+        self.nvme = []
+        for drive in host_vars.get("roce_lab_vm_nvme") or []:
+            serial, size = str(drive.get("serial", "")), str(drive.get("size", "1G"))
+            if not (serial.isalnum() and len(serial) <= 20 and size[:-1].isdigit() and size[-1] in "MG"):
+                raise SystemExit("lab: VM %s: NVMe drive %s needs an alphanumeric serial (20 at most) and a size like 1G"
+                                 % (name, drive))
+            self.nvme.append((serial, size))
         self.memory = int(host_vars.get("roce_lab_vm_memory", 1024))
         self.cpus = int(host_vars.get("roce_lab_vm_cpus", 1))
         self.launched = None
@@ -250,7 +265,12 @@ class QemuVm(Peer):
     def describe(self):
         nics = ", ".join("enp%ds0 %s %s" % (i + 1, n.get("model", "virtio"), n.get("address", "-"))
                          for i, n in enumerate(self.nics))
-        return "ssh %s:%d, QEMU TCG, %s" % (self.address, self.port, nics)
+        drives = ", %d NVMe drives" % len(self.nvme) if self.nvme else ""
+        return "ssh %s:%d, QEMU TCG, %s%s" % (self.address, self.port, nics, drives)
+
+    def disks(self):
+        """The VM's disk files: its overlay on the image, then one per NVMe drive."""
+        return ["disk.qcow2"] + ["nvme%d.qcow2" % i for i in range(len(self.nvme))]
 
     def pid(self):
         try:
@@ -309,6 +329,9 @@ class QemuVm(Peer):
                 "-chardev", "file,id=console,path=%s,append=on" % self.path("console.log"), "-serial", "chardev:console",
                 "-qmp", "unix:%s,server=on,wait=off" % self.path("qmp.sock"),
                 "-pidfile", self.path("qemu.pid"), "-daemonize"]
+        for i in range(len(self.nvme)):
+            # Empty root ports for the NVMe drives, hot-plugged once the guest runs (attach_nvme).
+            argv += ["-device", "pcie-root-port,id=rpn%d,chassis=%d,slot=%d,addr=0x%x" % (i, 16 + i, 16 + i, 0x10 + i)]
         for i, nic in enumerate(self.nics):
             port, peer = int(nic["port"]), int(nic["peer_port"])
             model = "igb" if nic.get("model") == "igb" else "virtio-net-pci"
@@ -323,7 +346,7 @@ class QemuVm(Peer):
         image = ensure_image()
         os.makedirs(self.dir, exist_ok=True)
         disk = self.path("disk.qcow2")
-        fresh = not keep_state or not os.path.exists(disk)
+        fresh = not keep_state or not all(os.path.exists(self.path(name)) for name in self.disks())
         for stale in ("console.log", "qemu.pid", "qmp.sock"):
             if os.path.exists(self.path(stale)):
                 os.unlink(self.path(stale))
@@ -331,8 +354,11 @@ class QemuVm(Peer):
         self.snapshot = None
         self.restored = False
         if fresh:
-            if os.path.exists(disk):
-                os.unlink(disk)
+            for name in self.disks():
+                if os.path.exists(self.path(name)):
+                    os.unlink(self.path(name))
+            for i, (_serial, size) in enumerate(self.nvme):
+                run(["qemu-img", "create", "-q", "-f", "qcow2", self.path("nvme%d.qcow2" % i), size])
             self.snapshot = self.snapshot_dir(image, argv)
             if self.snapshot and os.path.exists(os.path.join(self.snapshot, "complete")):
                 if self.launch(argv, restore_from=self.snapshot):
@@ -456,6 +482,18 @@ class QemuVm(Peer):
         if not self.launch(self.boot_argv, restore_from=final):
             raise SystemExit("lab: %s did not restore from the snapshot it just saved, see %s" % (self.name, self.path("qemu.log")))
 
+    def attach_nvme(self):
+        """Hot-plug the NVMe drives into their root ports, one after the other (the guest numbers them in that order),
+        each once the guest shows the one before."""
+        for i, (serial, _size) in enumerate(self.nvme):
+            self.qmp("blockdev-add", **{"driver": "qcow2", "node-name": "nvme%d" % i,
+                                        "cache": {"direct": False, "no-flush": True},
+                                        "file": {"driver": "file", "filename": self.path("nvme%d.qcow2" % i)}})
+            self.qmp("device_add", driver="nvme", id="nvmedev%d" % i, drive="nvme%d" % i, serial=serial, bus="rpn%d" % i)
+            link = "/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_%s" % serial
+            wait_for(lambda link=link: quiet(self.ssh_argv(["test", "-b", link])) == 0, 60,
+                     "VM %s to show NVMe drive %s" % (self.name, serial), interval=0.5)
+
     def wait_started(self, timeout=None):
         """Until the guest's sshd takes the lab key (boots run in parallel; this waits for one). A first boot from a
         clean overlay saves the VM's snapshot; a restored VM gets the machine's time."""
@@ -478,6 +516,7 @@ class QemuVm(Peer):
         if self.restored:
             # The saved guest's clock stands at the time of its save: set it to the machine's.
             run(self.ssh_argv(["date", "-u", "-s", "@%d" % round(time.time())]), capture_output=True)
+        self.attach_nvme()
         seconds = time.time() - started
         with open(self.path("boot-seconds"), "w") as handle:
             handle.write("%.1f (%s)\n" % (seconds, how))

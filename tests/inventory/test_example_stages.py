@@ -36,7 +36,7 @@ INVENTORIES = [os.path.join(REPO, "inventories", "lab")] + sorted(
 STAGES = [
     ("switch", "RoCE on NVIDIA Spectrum switches (Onyx, Cumulus Linux)", ["roce.fabric.roce_switch"]),
     ("host", "GPU node host stack, no reboot yet",
-     ["roce.fabric.nic_firmware", "roce.fabric.rdma_host", "roce.fabric.nic_qos", "roce.fabric.sriov"]),
+     ["roce.fabric.nic_firmware", "roce.fabric.rdma_host", "roce.fabric.nic_qos", "roce.fabric.sriov", "roce.fabric.nvme_scratch"]),
     ("reboot", "One rolling reboot per host for everything pending, then checks", []),
     ("esxi", "ESXi PCIe ATS and VM peer-to-peer, one host at a time", ["roce.fabric.esxi_ats"]),
     ("kubernetes", "Kubernetes RDMA networking", ["roce.fabric.k8s_rdma_network"]),

@@ -1,0 +1,420 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: nvme_scratch
+short_description: Local NVMe drives striped into one RAID 0 array, formatted and mounted as scratch
+version_added: 1.1.0
+description:
+  - Selects local NVMe namespaces (C(nvme0n1), ...) by kernel name, model, serial and size, stripes them into one
+    Linux md RAID 0 array with a stable name (C(/dev/md/NAME), metadata 1.2, no home host recorded so that a
+    renamed host assembles it under the same name), makes an XFS or ext4 file system on it, records the array in
+    C(mdadm.conf) and the mount in C(/etc/fstab) by the file system's UUID, mounts it and sets the owner and mode
+    of its root.
+  - An array of that name that is already active with the same members is kept as it is; one whose members are
+    all present but not assembled is assembled, not created again. An active array of that name with other
+    members is refused; it is never rebuilt over its data.
+  - Refuses, with nothing changed, drives that hold partitions, a file system or another array's superblock
+    unless O(force=true), which wipes their signatures first; a drive with anything mounted or used as swap (the
+    boot disk) is refused even then.
+  - Reads everything before it changes anything; with check mode it reports what it would run.
+author:
+  - roce.fabric contributors (@roce-fabric)
+extends_documentation_fragment:
+  - roce.fabric.attributes
+  - roce.fabric.command_timeout
+attributes:
+  check_mode:
+    support: full
+  diff_mode:
+    support: full
+options:
+  name:
+    description:
+      - Name of the array (C(/dev/md/NAME), the superblock's name, the file system's label, cut to its length limit).
+      - 1 to 32 letters, digits, C(_) and C(-).
+    type: str
+    default: scratch
+  state:
+    description:
+      - C(present) makes and mounts the array; C(absent) unmounts it, takes its lines out of C(/etc/fstab) and
+        C(mdadm.conf) and stops it, leaving the data on the drives (a later C(present) with the same drives
+        assembles it again).
+    type: str
+    choices: [present, absent]
+    default: present
+  drives:
+    description:
+      - Which local NVMe namespaces make the array. A namespace is taken when one selector matches it (all the keys
+        a selector gives). C({}) matches every local NVMe namespace. Required with O(state=present).
+    type: list
+    elements: dict
+    suboptions:
+      name:
+        description: Regular expression matched against the whole kernel name (C(nvme[0-7]n1)).
+        type: str
+      model:
+        description: Regular expression matched against the whole model string (C(Microsoft NVMe Direct Disk.*)).
+        type: str
+      serial:
+        description: Regular expression matched against the whole serial number.
+        type: str
+      min_size:
+        description: Smallest size taken, in bytes or with a binary unit (C(800G), C(3.5T)).
+        type: str
+      max_size:
+        description: Largest size taken, in bytes or with a binary unit.
+        type: str
+  count:
+    description:
+      - The number of drives the selectors must match; any other number fails with nothing changed (a node that
+        lost a drive does not get a smaller array).
+    type: int
+  chunk:
+    description: Chunk size of the stripes (C(512K)); mdadm's default when left out.
+    type: str
+  fstype:
+    description: File system made on the array.
+    type: str
+    choices: [xfs, ext4]
+    default: xfs
+  path:
+    description:
+      - Mount point (created when missing). Not a system directory such as C(/), C(/mnt) or C(/var). Required with
+        O(state=present); with O(state=absent) the mount point whose C(/etc/fstab) entry is removed.
+    type: path
+  mount_options:
+    description:
+      - Options of the C(/etc/fstab) entry. Keep C(nofail) where the drives may come back empty (cloud instances),
+        so that the boot goes on without the scratch mount.
+    type: str
+    default: defaults,noatime,nofail
+  owner:
+    description: Owner of the mounted file system's root (name or id); unmanaged when left out.
+    type: str
+  group:
+    description: Group of the mounted file system's root (name or id); unmanaged when left out.
+    type: str
+  mode:
+    description: Mode of the mounted file system's root, in octal (C('1777')); unmanaged when left out.
+    type: str
+  force:
+    description:
+      - Wipe the signatures (partition table, file system, md superblock) of selected drives that hold them, and make
+        a new file system over one of another type. Drives with anything mounted are refused even so.
+    type: bool
+    default: false
+requirements:
+  - mdadm, util-linux (lsblk, blkid, wipefs, mount), xfsprogs or e2fsprogs on the node.
+notes:
+  - The array is found by its name among the active arrays, whatever C(/dev/mdN) the kernel gave it.
+  - Nothing here needs a reboot (C(reboot_required) is always false); the array is assembled at boot from its
+    superblocks and C(mdadm.conf), and mounted from C(/etc/fstab).
+  - Drives that come back empty after a stop (ephemeral NVMe of cloud instances) are made again at boot by the
+    C(roce.fabric.nvme_scratch) role's boot unit, with the same UUIDs, where the role is asked to.
+seealso:
+  - name: Linux md(4)
+    description: Kernel documentation of software RAID.
+    link: https://docs.kernel.org/admin-guide/md.html
+"""
+
+EXAMPLES = r"""
+- name: The eight local NVMe drives of an Azure NDv4 node, striped and mounted at /mnt/nvme
+  roce.fabric.nvme_scratch:
+    drives:
+      - model: "Microsoft NVMe Direct Disk.*"
+    count: 8
+    path: /mnt/nvme
+    mode: "1777"
+
+- name: Every 3.5 TB NVMe namespace, ext4, owned by the job user
+  roce.fabric.nvme_scratch:
+    name: ckpt
+    drives:
+      - min_size: 3T
+        max_size: 4T
+    fstype: ext4
+    path: /scratch
+    owner: slurm
+    group: slurm
+    mode: "0770"
+
+- name: Take the array down (its data stays on the drives)
+  roce.fabric.nvme_scratch:
+    name: ckpt
+    state: absent
+    path: /scratch
+"""
+
+RETURN = r"""
+drives:
+  description: The selected drives, in array order.
+  returned: state is present
+  type: list
+  elements: dict
+  sample: [{name: nvme0n1, path: /dev/nvme0n1, model: QEMU NVMe Ctrl, serial: RFN1D0, size: 1073741824,
+            by_id: /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_RFN1D0}]
+array:
+  description: The array after the run (device is C(/dev/md/NAME), kernel the C(/dev/mdN) it is; uuid null in check
+    mode before it is made).
+  returned: always
+  type: dict
+  sample: {name: scratch, device: /dev/md/scratch, kernel: /dev/md127, level: raid0,
+           members: [/dev/nvme0n1, /dev/nvme1n1], uuid: "0b7f6a43:8c1e2d55:6a9b1f0e:2c4d8e71", size: 2143289344}
+filesystem:
+  description: Type and UUID of the array's file system (uuid null in check mode before it is made).
+  returned: state is present
+  type: dict
+  sample: {type: xfs, uuid: 5b1f3c0e-8d1a-4f6e-9c2b-7a3d5e9f1b24}
+mount:
+  description: The mount point, the fstab entry and whether the array is mounted there.
+  returned: state is present
+  type: dict
+  sample: {path: /mnt/nvme, fstab: "UUID=5b1f3c0e-8d1a-4f6e-9c2b-7a3d5e9f1b24 /mnt/nvme xfs defaults,noatime,nofail 0 0",
+           mounted: true}
+reboot_required:
+  description: Always false; nothing here waits for a reboot.
+  returned: always
+  type: bool
+commands:
+  description: The commands and file edits that changed (in check mode, would change) the node.
+  returned: always
+  type: list
+  elements: str
+"""
+
+import os
+import grp
+import pwd
+import stat
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError, ModuleRun, command_timeout_spec
+from ansible_collections.roce.fabric.plugins.module_utils.storage import parsers, state
+from ansible_collections.roce.fabric.plugins.module_utils.storage.transport import Node
+
+SELECTOR_SPEC = dict(
+    name=dict(type="str"),
+    model=dict(type="str"),
+    serial=dict(type="str"),
+    min_size=dict(type="str"),
+    max_size=dict(type="str"),
+)
+NEW = "(new)"
+
+
+def mdadm_conf_path():
+    return "/etc/mdadm/mdadm.conf" if os.path.isdir("/etc/mdadm") else "/etc/mdadm.conf"
+
+
+def array_info(want, device, detail):
+    if not detail:
+        return None
+    return dict(name=want["name"], device=want["device"], kernel=device, level=detail.get("MD_LEVEL"),
+                members=parsers.md_members(detail), uuid=detail.get("MD_UUID"))
+
+
+def root_owner(path):
+    info = os.stat(path)
+    return dict(owner=info.st_uid, group=info.st_gid, mode="%04o" % stat.S_IMODE(info.st_mode))
+
+
+def resolve_id(name, lookup, what):
+    if name is None:
+        return None
+    if str(name).isdigit():
+        return int(name)
+    try:
+        return lookup(name)
+    except KeyError:
+        raise FabricError("%s %s does not exist on the node; nothing more was changed" % (what, name), kind="invalid")
+
+
+def present(run, node, want):
+    devices = node.devices()
+    chosen = state.select_drives(devices, want)
+    paths = [d["path"] for d in chosen]
+    active, inactive = node.arrays()
+    md_device, detail = state.find_array(active, want["name"])
+    examined = dict((d["path"], node.examine(d["path"])) for d in chosen if d["fstype"] == "linux_raid_member")
+    action, wipe = state.array_action(want, devices, chosen, (md_device, detail), examined)
+    owner = resolve_id(want["owner"], lambda n: pwd.getpwnam(n).pw_uid, "user")
+    group = resolve_id(want["group"], lambda n: grp.getgrnam(n).gr_gid, "group")
+    conf_path = mdadm_conf_path()
+    conf_text = node.read(conf_path)
+    fstab_text = node.read("/etc/fstab")
+    mounts = parsers.parse_mounts(node.read("/proc/self/mounts"))
+    before = dict(array=array_info(want, md_device, detail))
+    after = dict(array=dict(name=want["name"], device=want["device"], level="raid0", members=paths,
+                            uuid=detail.get("MD_UUID") if detail else None))
+    drives = [dict(name=d["name"], path=d["path"], model=d["model"], serial=d["serial"], size=d["size"],
+                   by_id=node.by_id(d["path"])) for d in chosen]
+    run.update(drives=drives)
+
+    # The array.
+    mdadm = node.tool("mdadm")
+    # Arrays that hold the drives without running (an incremental assembly that stopped short) let them go first.
+    names = set(d["name"] for d in chosen)
+    for device, held in sorted(inactive.items()):
+        if set(held["members"]) & names and (action == "assemble" or wipe):
+            node.change([mdadm, "--stop", device])
+    if action == "assemble":
+        node.change([mdadm, "--assemble", want["device"]] + paths)
+    elif action == "create":
+        for path in wipe:
+            node.change([node.tool("wipefs"), "--all", path])
+        node.change(state.create_argv(mdadm, want, paths))
+    made = action != "ok" and run.check_mode
+    if action != "ok" and not run.check_mode:
+        md_device, detail = state.find_array(node.arrays()[0], want["name"])
+        if not detail:
+            raise FabricError("mdadm reported success but array %s is not active" % want["name"], kind="command")
+    md_uuid = state.md_uuid_colons(detail.get("MD_UUID")) if detail else None
+    after["array"]["uuid"] = md_uuid
+    run.update(array=dict(after["array"], kernel=md_device, uuid=md_uuid))
+
+    # The file system: unknown in check mode while the array is not active (a new one has none).
+    if made:
+        blkid = {"TYPE": want["fstype"]} if action == "assemble" else {}
+    else:
+        blkid = node.blkid(want["device"])
+    before["filesystem"] = dict(type=blkid.get("TYPE"), uuid=blkid.get("UUID")) if blkid.get("TYPE") and action == "ok" else None
+    # A new array gets a new file system whatever the probe finds: a signature on it is a stale one from the drives'
+    # earlier life (the same geometry brings an old superblock back), never data of this array.
+    if action == "create" or state.filesystem_action(want, blkid) == "mkfs":
+        argv = state.mkfs_argv(want, want["device"], force=bool(blkid.get("TYPE")) or action == "create")
+        node.change([node.tool(argv[0])] + argv[1:])
+        blkid = {} if run.check_mode else node.blkid(want["device"])
+    fs_uuid = blkid.get("UUID")
+    after["filesystem"] = dict(type=want["fstype"], uuid=fs_uuid)
+    run.update(filesystem=after["filesystem"])
+
+    # mdadm.conf and fstab: one line each.
+    conf_line = state.mdadm_conf_line(want, md_uuid or NEW)
+    new_conf = state.mdadm_conf_edit(conf_text, want, conf_line, md_uuid)
+    before["mdadm_conf"] = [a for a in conf_text.splitlines() if a.split()[:2] == ["ARRAY", want["device"]]] or None
+    after["mdadm_conf"] = [conf_line]
+    if new_conf != conf_text:
+        node.write(conf_path, new_conf, conf_line)
+    line = state.fstab_line(want, fs_uuid or NEW)
+    new_fstab = state.fstab_edit(fstab_text, want["path"], line)
+    before["fstab"] = [x for x in fstab_text.splitlines() if x.split()[1:2] == [want["path"]] and not x.startswith("#")] or None
+    after["fstab"] = [line]
+    fstab_changed = new_fstab != fstab_text
+    if fstab_changed:
+        node.write("/etc/fstab", new_fstab, line)
+
+    # The mount.
+    real = os.path.realpath(want["device"]) if not made else None
+
+    def ours(source):
+        return real is not None and (os.path.realpath(source) == real or source == want["device"])
+    mounted_before = bool([m for m in mounts if m["file"] == want["path"] and ours(m["spec"])])
+    before["mount"] = dict(path=want["path"], mounted=mounted_before)
+    after["mount"] = dict(path=want["path"], mounted=True)
+    mount_action = state.mount_action(want, mounts, ours)
+    if mount_action == "mount":
+        if not os.path.isdir(want["path"]):
+            run.mutate("mkdir %s" % want["path"], lambda: os.makedirs(want["path"], 0o755))
+        node.change([node.tool("mount"), want["path"]])
+    elif fstab_changed:
+        node.change([node.tool("mount"), "-o", "remount", want["path"]])
+    run.update(mount=dict(path=want["path"], fstab=line, mounted=not run.check_mode or mounted_before))
+
+    # Owner and mode of the mounted root (a new file system's root is root:root 0755).
+    have = root_owner(want["path"]) if mounted_before or not run.check_mode else dict(owner=0, group=0, mode="0755")
+    wanted = dict(have)
+    if owner is not None:
+        wanted["owner"] = owner
+    if group is not None:
+        wanted["group"] = group
+    if want["mode"] is not None:
+        wanted["mode"] = "%04o" % want["mode"]
+    before["root"], after["root"] = have, wanted
+    if (wanted["owner"], wanted["group"]) != (have["owner"], have["group"]):
+        run.mutate("chown %s:%s %s" % (wanted["owner"], wanted["group"], want["path"]),
+                   lambda: os.chown(want["path"], wanted["owner"], wanted["group"]))
+    if wanted["mode"] != have["mode"]:
+        run.mutate("chmod %s %s" % (wanted["mode"], want["path"]), lambda: os.chmod(want["path"], int(wanted["mode"], 8)))
+    for key in list(before):
+        run.diff(key, before[key], after[key])
+
+
+def absent(run, node, want):
+    active, inactive = node.arrays()
+    for device, held in sorted(inactive.items()):
+        if parsers.md_name(held.get("MD_NAME")) == want["name"]:
+            node.change([node.tool("mdadm"), "--stop", device])
+    md_device, detail = state.find_array(active, want["name"])
+    md_uuid = state.md_uuid_colons(detail.get("MD_UUID")) if detail else None
+    run.update(array=array_info(want, md_device, detail))
+    mounts = parsers.parse_mounts(node.read("/proc/self/mounts"))
+    real = os.path.realpath(md_device) if md_device else None
+    for entry in reversed(mounts):
+        if real and os.path.realpath(entry["spec"]) == real:
+            node.change([node.tool("umount"), entry["file"]])
+            run.diff("mount:%s" % entry["file"], dict(mounted=True), dict(mounted=False))
+    if want["path"]:
+        fstab_text = node.read("/etc/fstab")
+        new_fstab = state.fstab_edit(fstab_text, want["path"], None)
+        if new_fstab != fstab_text:
+            node.write("/etc/fstab", new_fstab, "the entry of %s removed" % want["path"])
+            run.diff("fstab", [x for x in fstab_text.splitlines() if x not in new_fstab.splitlines()], None)
+    conf_path = mdadm_conf_path()
+    conf_text = node.read(conf_path)
+    new_conf = state.mdadm_conf_edit(conf_text, want, None, md_uuid)
+    if new_conf != conf_text:
+        node.write(conf_path, new_conf, "the ARRAY line of %s removed" % want["device"])
+        run.diff("mdadm_conf", [x for x in conf_text.splitlines() if x not in new_conf.splitlines()], None)
+    if md_device:
+        node.change([node.tool("mdadm"), "--stop", md_device])
+        run.diff("array", array_info(want, md_device, detail), None)
+
+
+def converge(run, params):
+    try:
+        want = state.check_input(params)
+    except state.ScratchInputError as exc:
+        raise FabricError("Invalid input, nothing was changed: %s" % exc, kind="invalid")
+    node = Node(run.module, run)
+    try:
+        if want["state"] == "present":
+            present(run, node, want)
+        else:
+            absent(run, node, want)
+    except state.ScratchInputError as exc:
+        raise FabricError(str(exc), kind="refused")
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            name=dict(type="str", default="scratch"),
+            state=dict(type="str", choices=["present", "absent"], default="present"),
+            drives=dict(type="list", elements="dict", options=SELECTOR_SPEC),
+            count=dict(type="int"),
+            chunk=dict(type="str"),
+            fstype=dict(type="str", choices=["xfs", "ext4"], default="xfs"),
+            path=dict(type="path"),
+            mount_options=dict(type="str", default="defaults,noatime,nofail"),
+            owner=dict(type="str"),
+            group=dict(type="str"),
+            mode=dict(type="str"),
+            force=dict(type="bool", default=False),
+            **command_timeout_spec()
+        ),
+        required_if=[("state", "present", ("drives", "path"))],
+        supports_check_mode=True,
+    )
+    ModuleRun(module, array=None, reboot_required=False).execute(lambda run: converge(run, module.params))
+
+
+if __name__ == "__main__":
+    main()
