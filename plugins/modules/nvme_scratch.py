@@ -10,7 +10,7 @@ DOCUMENTATION = r"""
 ---
 module: nvme_scratch
 short_description: Local NVMe drives striped into one RAID 0 array, formatted and mounted as scratch
-version_added: 1.1.0
+version_added: 1.0.0
 description:
   - Selects local NVMe namespaces (C(nvme0n1), ...) by kernel name, model, serial and size, stripes them into one
     Linux md RAID 0 array with a stable name (C(/dev/md/NAME), metadata 1.2, no home host recorded so that a

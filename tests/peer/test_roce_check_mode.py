@@ -10,9 +10,11 @@ import pytest
 
 from conftest import INVENTORY, LAB, REPO
 
-# What each VM's kernel holds that a real run changes: RDMA links, netns mode, VFs, modprobe and unit files.
+# What each VM's kernel holds that a real run changes: RDMA links, netns mode, VFs, modprobe and unit files, the
+# NVMe drives' signatures, arrays, mounts, fstab and mdadm.conf.
 VM_PROBE = ["sh", "-c", "rdma link show; rdma system show; ip -br link; "
-            "cat /sys/class/net/enp2s0/device/sriov_numvfs; ls /etc/modprobe.d /etc/systemd/system; cat /proc/cmdline"]
+            "cat /sys/class/net/enp2s0/device/sriov_numvfs; ls /etc/modprobe.d /etc/systemd/system; cat /proc/cmdline; "
+            "blkid --probe /dev/nvme*n1; grep ^/dev/ /proc/self/mounts; cat /proc/mdstat /etc/fstab /etc/mdadm/mdadm.conf"]
 KUBE_KINDS = ("network-attachment-definitions", "configmaps")
 
 
