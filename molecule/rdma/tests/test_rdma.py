@@ -1,6 +1,6 @@
 """Verify playbooks/host.yml on the lab VMs: Soft-RoCE rxe0 with its RoCE v2 GID in the role's facts module,
-exclusive RDMA namespaces loaded by the one reboot, SR-IOV VFs and the RoCE QoS contract's RDMA-CM ToS that
-came back after it, and RDMA traffic between the two VMs. The idempotence step before this proved that a re-run changes nothing."""
+exclusive RDMA namespaces loaded by the one reboot, SR-IOV VFs, the RoCE QoS contract's RDMA-CM ToS and the NVMe
+scratch array that came back after it, and RDMA traffic between the two VMs. The idempotence step before this proved that a re-run changes nothing."""
 
 import json
 import os
