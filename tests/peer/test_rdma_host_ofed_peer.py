@@ -90,7 +90,9 @@ def test_ofed_unpacked_privately_and_openibd_and_vf_removal_wait_for_the_rolling
     # The lab's sriov_devices want 2 VFs on enp2s0; the VM has 1, so the change takes the VF that exists away.
     vm("echo 0 > %s && echo 1 > %s" % (NUMVFS, NUMVFS))
     variables = dict(rdma_host_driver="mlnx_ofed", rdma_host_ofed_version=VERSION, rdma_host_ofed_installer=TARBALL,
-                     rdma_host_netns_mode="", rdma_host_softroce_links=[], nic_qos_interfaces=[])
+                     rdma_host_netns_mode="", rdma_host_softroce_links=[], nic_qos_interfaces=[],
+                     # The scratch array has its own tests (test_nvme_scratch_peer.py): three host plays need not make it.
+                     nvme_scratch_drives=[])
     rc, out = host_play(tmp_path, variables)
     assert rc == 0, out[-4000:]
     assert vm("cat %s" % NUMVFS).strip() == "2"
