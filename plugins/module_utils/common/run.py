@@ -262,6 +262,7 @@ class ModuleRun(object):
         self.result.update(defaults)
         self.before = {}
         self.after = {}
+        self.text_diffs = []
 
     def mutate(self, command, action=None):
         if self.check_mode or action is None:
@@ -284,6 +285,12 @@ class ModuleRun(object):
     def set_diff(self, before, after):
         self.before, self.after = before, after
 
+    def text_diff(self, header, before, after):
+        """A file's content in the ``--diff`` output, shown by Ansible as a unified diff under ``header``."""
+        if before != after:
+            self.text_diffs.append(dict(before_header=header, after_header=header, before=before or "",
+                                        after=after or ""))
+
     def update(self, **values):
         self.result.update(values)
 
@@ -291,6 +298,8 @@ class ModuleRun(object):
         self.result.update(values)
         if self.module._diff:
             self.result["diff"] = dict(before=self.before, after=self.after)
+            if self.text_diffs:
+                self.result["diff"] = self.text_diffs + ([self.result["diff"]] if self.before or self.after else [])
         self.module.exit_json(**self.result)
 
     def fail(self, msg, **details):
