@@ -139,3 +139,11 @@ class Lab(object):
     def admin(self, host, *args):
         """The firmware simulator's administration commands on a lab host (``fwsim.py admin --help``)."""
         return self.peer(host).admin(*args)
+
+    @staticmethod
+    def base_image():
+        """A Debian base image made on this machine with podman (lab/image/base.py), for image builds that can reach
+        no registry; made once, its reference returned."""
+        sys.path.insert(0, os.path.join(HERE, "image"))
+        import base  # noqa: E402  pylint: disable=import-outside-toplevel,import-error
+        return base.make()
