@@ -247,6 +247,21 @@ def signal_all(pids, signum):
             pass
 
 
+def run_change(run, cmd, argv, what=None):
+    """Run ``argv``, a command that changes the target, through ``run.mutate`` (recorded; not run in check mode) with
+    ``cmd`` (a ``CommandRunner``); a non-zero exit raises ``FabricError`` naming ``what`` (default: the command line).
+    Returns the command's output (None in check mode)."""
+    line = CommandRunner.render(argv)
+
+    def action():
+        rc, out, err = cmd.run(argv, mutating=True)
+        if rc != 0:
+            raise FabricError("%s failed (rc=%d): %s" % (what or line, rc, (err or out).strip()[-2000:]),
+                              kind="command", rc=rc, failed_command=line, stdout=out[-4000:], stderr=err[-4000:])
+        return out
+    return run.mutate(line, action)
+
+
 class ModuleRun(object):
     """What one module invocation reports: ``changed``, ``commands``, the diff and extra keys.
 

@@ -13,7 +13,7 @@ them instead.
 
 from __future__ import annotations
 
-from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError, run_change
 from ansible_collections.roce.fabric.plugins.module_utils.container import parsers, state
 
 
@@ -46,12 +46,4 @@ class Builder(object):
         return parsers.parse_inspect(out)
 
     def change(self, argv, what):
-        line = CommandRunner.render(argv)
-
-        def action():
-            rc, out, err = self.cmd.run(argv, mutating=True)
-            if rc != 0:
-                raise FabricError("%s failed (rc=%d): %s" % (what, rc, (err or out).strip()[-2000:]), kind="command",
-                                  rc=rc, failed_command=line, stdout=out[-4000:], stderr=err[-4000:])
-            return out
-        return self.run.mutate(line, action)
+        return run_change(self.run, self.cmd, argv, what)

@@ -17,7 +17,7 @@ import os
 import stat
 import tempfile
 
-from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError, run_change
 from ansible_collections.roce.fabric.plugins.module_utils.storage import parsers
 
 
@@ -47,14 +47,7 @@ class Node(object):
         return out
 
     def change(self, argv):
-        line = CommandRunner.render(argv)
-
-        def action():
-            rc, out, err = self.cmd.run(argv, mutating=True)
-            if rc != 0:
-                raise FabricError("%s failed (rc=%d): %s" % (line, rc, (err or out).strip()), kind="command",
-                                  rc=rc, stdout=out, stderr=err)
-        self.run.mutate(line, action)
+        run_change(self.run, self.cmd, argv)
 
     @staticmethod
     def read(path):

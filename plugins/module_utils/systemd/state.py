@@ -126,12 +126,7 @@ def directory_plan(want, have):
         return ["mkdir"]
     if have["kind"] != "directory":
         raise BootUnitsInputError("%s is a %s, not a directory; nothing was changed" % (want["path"], have["kind"]))
-    actions = []
-    if have["mode"] != want["mode"]:
-        actions.append("chmod")
-    if (have["uid"], have["gid"]) != (0, 0):
-        actions.append("chown")
-    return actions
+    return attribute_actions(want, have)
 
 
 def file_plan(want, have):
@@ -145,12 +140,12 @@ def file_plan(want, have):
         raise BootUnitsInputError("%s is a %s, not a regular file; nothing was changed" % (want["path"], have["kind"]))
     if have["content"] != want["content"]:
         return ["write"]
-    actions = []
-    if have["mode"] != want["mode"]:
-        actions.append("chmod")
-    if (have["uid"], have["gid"]) != (0, 0):
-        actions.append("chown")
-    return actions
+    return attribute_actions(want, have)
+
+
+def attribute_actions(want, have):
+    """``chmod`` where the mode differs, ``chown`` where the owner or group is not root."""
+    return (["chmod"] if have["mode"] != want["mode"] else []) + (["chown"] if (have["uid"], have["gid"]) != (0, 0) else [])
 
 
 def unit_plan(units, remove_units, show, written):

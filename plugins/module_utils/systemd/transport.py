@@ -18,7 +18,7 @@ import os
 import stat
 import tempfile
 
-from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError, run_change
 from ansible_collections.roce.fabric.plugins.module_utils.systemd import parsers
 
 KINDS = ((stat.S_ISREG, "file"), (stat.S_ISDIR, "directory"), (stat.S_ISLNK, "symbolic link"))
@@ -73,15 +73,7 @@ class Host(object):
         return parsers.parse_show(out)
 
     def change(self, args):
-        argv = [self.systemctl()] + list(args)
-        line = CommandRunner.render(argv)
-
-        def action():
-            rc, out, err = self.cmd.run(argv, mutating=True)
-            if rc != 0:
-                raise FabricError("%s failed (rc=%d): %s" % (line, rc, (err or out).strip()), kind="command",
-                                  rc=rc, stdout=out, stderr=err)
-        self.run.mutate(line, action)
+        run_change(self.run, self.cmd, [self.systemctl()] + list(args))
 
     def mkdir(self, path, mode):
         def action():

@@ -14,7 +14,7 @@ import pytest
 from ansible.module_utils import basic
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import (
-    CommandRunner, FabricError, command_family, descendants, start_time)
+    CommandRunner, FabricError, ModuleRun, command_family, descendants, run_change, start_time)
 from ansible_collections.roce.fabric.tests.unit.plugins.modules.utils import set_module_args
 
 
@@ -113,6 +113,21 @@ def test_a_command_that_ends_in_time_is_not_touched(module):
     rc, out, err = runner.run(["sh", "-c", "echo ok; exit 124"])
     # Its own exit code 124 is not mistaken for the timeout: it ended long before.
     assert (rc, out) == (124, "ok\n")
+
+
+def test_run_change_records_runs_and_fails_with_the_output(module, tmp_path):
+    marker = tmp_path / "made"
+    run = ModuleRun(module)
+    runner = CommandRunner(module, timeout=5)
+    assert run_change(run, runner, ["sh", "-c", "touch %s; echo done" % marker]) == "done\n"
+    assert marker.exists() and run.result["changed"] is True and runner.mutating == run.result["commands"]
+    with pytest.raises(FabricError, match=r"^making it failed \(rc=3\): nope$") as failed:
+        run_change(run, runner, ["sh", "-c", "echo nope >&2; exit 3"], "making it")
+    assert failed.value.details["rc"] == 3 and failed.value.details["failed_command"].startswith("sh -c ")
+    # Check mode: recorded, not run.
+    run.check_mode = True
+    assert run_change(run, runner, ["sh", "-c", "rm %s" % marker]) is None and marker.exists()
+    assert run.result["commands"][-1] == "sh -c 'rm %s'" % marker
 
 
 def test_the_option_is_bounded(monkeypatch):
