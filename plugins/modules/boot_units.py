@@ -197,6 +197,8 @@ commands:
   elements: str
 """
 
+import posixpath
+
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError, ModuleRun, command_timeout_spec
@@ -212,6 +214,19 @@ def describe(have):
                 owner="root:root" if (have["uid"], have["gid"]) == (0, 0) else "%d:%d" % (have["uid"], have["gid"]))
 
 
+def missing_directories(host, paths):
+    """Every directory on the way to ``paths`` that is not there, parents first, each once (the caller leaves out
+    those it makes with their own mode)."""
+    missing = []
+    for path in paths:
+        chain = []
+        while path and path != "/" and host.lstat(path) is None:
+            chain.insert(0, path)
+            path = posixpath.dirname(path)
+        missing += [p for p in chain if p not in missing]
+    return sorted(missing, key=lambda p: (p.count("/"), p))
+
+
 def converge(run, params):
     try:
         want = state.check_input(params)
@@ -222,7 +237,7 @@ def converge(run, params):
     # Everything is read and decided before the first change.
     plans = []
     try:
-        for item in want["directories"]:
+        for item in sorted(want["directories"], key=lambda d: d["path"].count("/")):
             have = host.lstat(item["path"])
             plans.append(("directory", item, have, state.directory_plan(item, have)))
         for item in want["files"] + want["units"]:
@@ -240,25 +255,19 @@ def converge(run, params):
         raise FabricError(str(exc), kind="refused")
     names = [item["name"] for item in want["units"] + want["remove_units"]]
     show = host.show(names)
-    parents = set()
+    # Missing directories above what is wanted (a directory of O(directories), or a file's folder that is not one
+    # of them) are made first, 0755 root, from the top down.
+    wanted_dirs = [d["path"] for d in want["directories"]]
+    tops = [posixpath.dirname(d) for d in wanted_dirs]
     for kind, item, have, actions in plans:
-        if kind == "file" and "write" in actions:
-            parent = item["path"].rsplit("/", 1)[0] or "/"
-            if parent not in [d["path"] for d in want["directories"]] and host.lstat(parent) is None:
-                parents.add(parent)
-
+        if kind == "file" and "write" in actions and posixpath.dirname(item["path"]) not in wanted_dirs:
+            tops.append(posixpath.dirname(item["path"]))
     touched = []
     before, after = {}, {}
-    for parent in sorted(parents, key=len):
-        missing = []
-        path = parent
-        while path and path != "/" and host.lstat(path) is None and path not in missing:
-            missing.insert(0, path)
-            path = path.rsplit("/", 1)[0]
-        for path in missing:
-            if path not in touched:
-                host.mkdir(path, 0o755)
-                touched.append(path)
+    for path in missing_directories(host, tops):
+        if path not in wanted_dirs:
+            host.mkdir(path, 0o755)
+            touched.append(path)
     for kind, item, have, actions in plans:
         if not actions:
             continue
@@ -288,9 +297,12 @@ def converge(run, params):
         host.change(["disable", "--no-reload", "--"] + plan["disable"])
     for path in removals:
         have = host.lstat(path, content=True)
-        before[path] = describe(have)
+        if have is None and not run.check_mode:
+            # "systemctl disable" took it already (a link in a .wants folder).
+            continue
+        before[path] = describe(have) if have else dict(kind="symbolic link")
         after[path] = None
-        run.text_diff(path, state.text(have.get("content")) if have else None, None)
+        run.text_diff(path, state.text((have or {}).get("content")), None)
         host.remove(path)
         touched.append(path)
     if plan["daemon_reload"]:

@@ -13,7 +13,9 @@ from conftest import INVENTORY, LAB, REPO, run_module
 
 VM = "node1"
 HELPER = "/usr/local/sbin/roce-bu-test"
-DATA = "/etc/roce-bu-test"
+# Its parent is not there either: the module makes it (0755) before the directory it is asked for (0750).
+TOP = "/etc/roce-bu-test"
+DATA = TOP + "/conf"
 COUNT = "/run/roce-bu-test.count"
 RUNS = "roce-bu-test-run.service"
 IDLE = "roce-bu-test-idle.service"
@@ -52,16 +54,16 @@ def module(arguments, check=False, diff=False):
 
 def vm_state():
     """The test's files (kind, mode, owner, link target, checksum), the units' states and the helper's runs."""
-    return vm("for p in %s %s %s/settings.json /etc/systemd/system/%s /etc/systemd/system/%s "
+    return vm("for p in %s %s %s %s/settings.json /etc/systemd/system/%s /etc/systemd/system/%s "
               "/etc/systemd/system/multi-user.target.wants/%s /etc/systemd/system/multi-user.target.wants/%s /tmp/bu-target; "
               "do stat -c '%%n %%F %%a %%U %%N' $p 2>/dev/null || echo \"$p absent\"; test -f $p && md5sum $p; done; "
               "systemctl show --property=Id,ActiveState,UnitFileState %s %s; cat %s 2>/dev/null; true"
-              % (DATA, HELPER, DATA, RUNS, IDLE, RUNS, IDLE, RUNS, IDLE, COUNT))
+              % (TOP, DATA, HELPER, DATA, RUNS, IDLE, RUNS, IDLE, RUNS, IDLE, COUNT))
 
 
 def clean():
     vm("systemctl disable --now %s %s 2>/dev/null; rm -rf %s %s %s /tmp/bu-target /etc/systemd/system/%s "
-       "/etc/systemd/system/%s; systemctl daemon-reload" % (RUNS, IDLE, DATA, HELPER, COUNT, RUNS, IDLE), check=False)
+       "/etc/systemd/system/%s; systemctl daemon-reload" % (RUNS, IDLE, TOP, HELPER, COUNT, RUNS, IDLE), check=False)
 
 
 @pytest.fixture(scope="module")
@@ -85,6 +87,7 @@ def test_check_apply_idempotent_and_restart_on_change(node):
         or done["commands"][-2:] == ["/bin/systemctl enable -- %s %s" % (RUNS, IDLE), "/bin/systemctl start -- %s" % RUNS], done["commands"]
     state = vm_state()
     assert "%s directory 750 root" % DATA in state and "%s regular file 755 root" % HELPER in state, state
+    assert "%s directory 755 root" % TOP in state and done["commands"][0] == "mkdir -m 0755 %s" % TOP, done["commands"]
     assert "%s/settings.json regular file 644 root" % DATA in state
     assert vm("systemctl is-enabled %s %s" % (RUNS, IDLE)).split() == ["enabled", "enabled"]
     assert vm("systemctl is-active %s" % RUNS).strip() == "active"
