@@ -8,6 +8,7 @@ import json
 import os
 import re
 import subprocess
+import tempfile
 
 import pytest
 
@@ -16,6 +17,8 @@ from conftest import INVENTORY, LAB, REPO, run_module
 VM = "node1"
 ARGS = {"drives": [{"model": "QEMU NVMe Ctrl"}], "count": 4, "path": "/mnt/scratch", "mode": "1777"}
 DRIVES = ["/dev/nvme%dn1" % i for i in range(4)]
+# The plays and variables the tests write (not the lab's folder: ROCE_LAB_DIR may put that elsewhere).
+WORK = tempfile.mkdtemp(prefix="roce-nvme-test.")
 
 
 def vm(command, check=True):
@@ -90,7 +93,7 @@ def refused_in_one_play(cases):
              for i, (args, _words) in enumerate(cases)]
     tasks.append({"name": "results", "ansible.builtin.debug": {
         "msg": "{{ [%s] | to_json }}" % ", ".join("case%d" % i for i in range(len(cases)))}})
-    path = os.path.join(REPO, ".lab", "nvme_scratch_refusals.yml")
+    path = os.path.join(WORK, "nvme_scratch_refusals.yml")
     with open(path, "w") as handle:
         json.dump([{"hosts": VM, "gather_facts": False, "tasks": tasks}], handle)
     env = dict(os.environ, ANSIBLE_LOAD_CALLBACK_PLUGINS="1", ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json")
@@ -165,7 +168,7 @@ def test_drives_in_use_are_refused_with_their_data_unchanged(node):
 
 
 def playbook(extra, check=False):
-    path = os.path.join(REPO, ".lab", "nvme_scratch_vars.json")
+    path = os.path.join(WORK, "nvme_scratch_vars.json")
     with open(path, "w") as handle:
         json.dump(extra, handle)
     argv = ["ansible-playbook", "-i", INVENTORY, "--limit", VM, os.path.join(REPO, "playbooks", "nvme_scratch.yml"),
