@@ -181,6 +181,7 @@ def test_bad_module_input_is_refused_and_builds_nothing(tmp_path, args, message)
 
 @pytest.mark.parametrize("variables, message", [
     (dict(rdma_image_base="debian"), "must be pinned"),
+    (dict(rdma_image_name="Roce/../../etc"), "the image name"),
     (dict(rdma_image_base="debian:latest"), "must be pinned"),
     (dict(rdma_image_driver="mlnx_ofed", rdma_image_ofed_version="24.10-1.1.4.0"), "either an installer tarball"),
     (dict(rdma_image_nccl_tests=True), "nccl-tests needs the SHA-256"),
