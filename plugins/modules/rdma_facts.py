@@ -19,6 +19,9 @@ description:
     such as C(ib_write_bw -x) and NCCL (C(NCCL_IB_GID_INDEX)) must use (the first RoCE v2 GID holding an IPv4
     address).
   - Reads the MTU and state of each port's network interface, the adapter's PCI address and NUMA node.
+  - Names each device's transport (RoCE, InfiniBand, iWARP or eRDMA). An eRDMA device (Alibaba Cloud's Elastic RDMA)
+    in the driver's default iWARP mode gives a warning, since GPU jobs use it in the RoCE-compatible or OFED-based
+    mode (on ACK, the eRDMA controller's C(preferDriver)).
   - Reports the RDMA driver stack, V(mlnx_ofed) or V(doca_ofed) with its version when C(ofed_info) is installed
     (C(ofed_info -s) is run), else V(inbox) with the kernel release.
   - Lists NVIDIA GPUs from the PCI bus with their NUMA node and local CPUs and, when C(nvidia-smi) is
@@ -149,6 +152,22 @@ ansible_facts:
               description: Firmware version (C(0.0.0) or similar for software devices).
               type: str
               sample: "22.36.1010"
+            vendor_id:
+              description: PCI vendor ID of the device's PCI function (V(0x15b3) NVIDIA Mellanox, V(0x1ded) Alibaba); null for software devices.
+              type: str
+              sample: "0x15b3"
+            transport:
+              description:
+                - How the device carries RDMA, V(RoCE), V(InfiniBand), V(iWARP) or V(eRDMA) (Alibaba Cloud's Elastic RDMA,
+                  driver C(erdma), named C(erdma_0) or C(rocep<bus>s<slot>)); null when unknown.
+              type: str
+              sample: RoCE
+            erdma_mode:
+              description:
+                - For an eRDMA device, its driver mode from its node type, V(roce) (the RoCE-compatible or OFED-based mode,
+                  node type CA) or V(iwarp) (the driver's default, node type RNIC); null for other devices.
+              type: str
+              sample: roce
             node_type:
               description: Node type (V(CA) for an adapter).
               type: str
@@ -417,6 +436,11 @@ def discover(module, runner):
                     module.warn("cannot read nvidia-smi topo -m: %s" % exc)
             else:
                 module.warn("nvidia-smi topo -m failed (rc %d): %s" % (rc, (err or out).strip()))
+    for dev in devices:
+        if dev["erdma_mode"] == "iwarp":
+            module.warn("eRDMA device %s runs in the driver's default iWARP mode (node type RNIC): GPU jobs (NCCL) use eRDMA in "
+                        "the RoCE-compatible or OFED-based mode (on ACK, the eRDMA controller's preferDriver compat or ofed)"
+                        % dev["name"])
     for gpu, entry in sorted(affinity.items()):
         if entry.get("warning"):
             module.warn(entry["warning"])

@@ -359,6 +359,46 @@ def test_job_templates_are_accepted_by_the_server(deployed, tmp_path, kind, work
     assert cluster.names("v1", "Pod", "default", labelled=False) == []
 
 
+def test_an_erdma_job_as_ack_runs_it(deployed, tmp_path):
+    """The MPIJob equivalent of Alibaba's Arena command for eRDMA (arena submit mpijob --device=aliyun/erdma=1
+    --hostNetwork true ... mpirun --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 --mca pml ob1
+    --mca btl ^openib), accepted and stored by the API server."""
+    cluster = deployed
+    play = tmp_path / "job.yml"
+    play.write_text(JOB_PLAY)
+    variables = {"k8s_rdma_job_name": "allreduce-erdma", "k8s_rdma_job_resources": {"aliyun/erdma": 1},
+                 "k8s_rdma_job_host_network": True, "k8s_rdma_job_mpi_tcp_interfaces": ["eth0"],
+                 "k8s_rdma_job_qos": None,
+                 "k8s_rdma_job_nccl_env": {"NCCL_IB_HCA": "erdma", "NCCL_SOCKET_IFNAME": "eth0", "NCCL_DEBUG": "INFO"}}
+    rc, stats, failures, out = playbook(variables, playbook_path=str(play))
+    assert rc == 0 and stats["changed"] >= 1, failures
+    job = cluster.get("kubeflow.org/v2beta1", "MPIJob", "allreduce-erdma", "default")
+    launcher = job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]
+    worker = job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
+    for spec in (launcher, worker):
+        assert spec["hostNetwork"] is True and spec["dnsPolicy"] == "ClusterFirstWithHostNet"
+    argv = launcher["containers"][0]["command"]
+    pairs = list(zip(argv, argv[1:], argv[2:]))
+    for wanted in (("-mca", "btl_tcp_if_include", "eth0"), ("-mca", "oob_tcp_if_include", "eth0"),
+                   ("-mca", "pml", "ob1"), ("-mca", "btl", "^openib")):
+        assert wanted in pairs, (wanted, argv)
+    limits = worker["containers"][0]["resources"]["limits"]
+    assert "%s" % limits["aliyun/erdma"] == "1"
+    env = dict((e["name"], e["value"]) for e in worker["containers"][0]["env"])
+    assert env["NCCL_IB_HCA"] == "erdma" and "NCCL_IB_TC" not in env
+    rc, stats, failures, out = playbook(variables, playbook_path=str(play))
+    assert rc == 0 and stats["changed"] == 0, failures
+    # Interface and resource names that are not names are refused before the server.
+    mark = cluster.audit_mark()
+    for bad in ({"k8s_rdma_job_mpi_tcp_interfaces": ["eth0 -x LD_PRELOAD=/tmp/x.so"]},
+                {"k8s_rdma_job_resources": {"aliyun/erdma\n  hostPID: true": 1}}):
+        rc, stats, failures, out = playbook(dict(variables, k8s_rdma_job_name="erdma-bad", **bad), playbook_path=str(play))
+        assert rc != 0 and "Nothing was applied" in failures[0], failures
+    assert cluster.writes_since(mark, reviews=False) == []
+    rc, stats, failures, out = playbook(dict(variables, k8s_rdma_job_state="absent"), playbook_path=str(play))
+    assert rc == 0 and stats["changed"] >= 1, failures
+
+
 @pytest.mark.parametrize("variables", [
     {"k8s_rdma_job_shm_size": "16GB!"},
     # Hardening: values that used to be written into the YAML unquoted and would add fields of their own.
@@ -439,6 +479,19 @@ def test_node_check_names_nodes_and_missing_resources(fresh):
     rc, stats, failures, out = playbook({"k8s_rdma_network_node_check_fail": False})
     assert rc == 0, failures
     assert "gpu-c lacks intel.com/sriov_111, intel.com/sriov_112, rdma/rdma_shared_ens192" in out
+    # A resource another component advertises (ACK's eRDMA controller: aliyun/erdma) is checked as well.
+    fresh.resource("v1", "Node").status.patch(
+        name="gpu-a", content_type="application/merge-patch+json", body={"status": {"allocatable": {"aliyun/erdma": "400"}}})
+    rc, stats, failures, out = playbook({"k8s_rdma_network_check_node_selector": "roce-lab=worker",
+                                         "k8s_rdma_network_check_resources": ["aliyun/erdma"],
+                                         "k8s_rdma_network_node_check_retries": 0})
+    assert rc != 0
+    assert "2 of 3 node(s)" in failures[0] and "gpu-b lacks aliyun/erdma;" in failures[0], failures
+    assert "gpu-a lacks" not in failures[0]
+    mark = fresh.audit_mark()
+    rc, stats, failures, out = playbook({"k8s_rdma_network_check_resources": ["aliyun/erdma; rm -rf /"]})
+    assert rc != 0 and "takes resource names such as aliyun/erdma" in failures[0], failures
+    assert fresh.writes_since(mark, reviews=False) == []
 
 
 if __name__ == "__main__":

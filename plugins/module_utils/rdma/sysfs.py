@@ -31,6 +31,10 @@ NVIDIA_VENDOR_ID = "0x10de"
 GPU_CLASSES = ("0x0302", "0x0300")
 # Kernel drivers of software RDMA devices (no PCI function), by device name prefix.
 SOFTWARE_DRIVERS = (("rxe", "rxe"), ("siw", "siw"))
+# Alibaba Cloud's Elastic RDMA adapter: PCI vendor 0x1ded, kernel driver erdma. Its devices are named erdma_<n>, or
+# rocep<bus>s<slot> where rdma-core's udev rules name devices by their PCI address (ACK's OFED-based driver mode).
+ERDMA_VENDOR_ID = "0x1ded"
+ERDMA_DRIVER = "erdma"
 
 
 def parse_sysfs_state(text):
@@ -99,6 +103,32 @@ def pci_of_path(path):
 def software_driver(name):
     """The driver of a software RDMA device from its name (``rxe0`` -> ``rxe``), or None."""
     return next((driver for prefix, driver in SOFTWARE_DRIVERS if name.startswith(prefix)), None)
+
+
+def device_transport(driver, vendor_id, node_type, link_layers):
+    """How the device carries RDMA: ``eRDMA``, ``iWARP``, ``RoCE`` or ``InfiniBand`` (None when unknown).
+
+    eRDMA is named by its driver or PCI vendor whatever its mode; otherwise an RNIC node type is iWARP, and an
+    adapter (CA) is RoCE on Ethernet ports and InfiniBand on InfiniBand ports.
+    """
+    if driver == ERDMA_DRIVER or (vendor_id or "").lower() == ERDMA_VENDOR_ID:
+        return "eRDMA"
+    if node_type == "RNIC":
+        return "iWARP"
+    layers = set(link_layers or [])
+    if "InfiniBand" in layers:
+        return "InfiniBand"
+    if "Ethernet" in layers:
+        return "RoCE"
+    return None
+
+
+def erdma_mode(transport, node_type):
+    """An eRDMA device's driver mode from its node type: ``roce`` (the RoCE-compatible mode, node type CA, which
+    NCCL's IB transport and perftest's RoCE tests use), ``iwarp`` (the driver's default, node type RNIC) or None."""
+    if transport != "eRDMA":
+        return None
+    return {"CA": "roce", "RNIC": "iwarp"}.get(node_type)
 
 
 def parse_ofed_info(text):
@@ -202,7 +232,8 @@ def rdma_devices(root="/", names=None):
     """Discover RDMA devices (all, or those in ``names``), sorted by name.
 
     Returns a list of dicts: ``name``, ``driver`` (from the device's driver link, or ``rxe``/``siw`` for
-    software devices), ``software`` (no PCI function), ``fw_ver``, ``node_type``, ``node_guid``,
+    software devices), ``software`` (no PCI function), ``fw_ver``, ``vendor_id`` (PCI vendor),
+    ``transport`` and ``erdma_mode`` (see device_transport, erdma_mode), ``node_type``, ``node_guid``,
     ``pci`` (PCI address or None for software devices), ``numa_node``, ``local_cpulist``,
     ``parent`` (Soft-RoCE netdev), ``parent_pci`` and ``parent_numa_node`` (of the netdev a software
     device runs on), ``ports`` (see read_port, plus ``netdev`` (the port's interface, with ``mtu`` and
@@ -216,12 +247,13 @@ def rdma_devices(root="/", names=None):
         dev_dir = os.path.join(base, name)
         device_link = os.path.join(dev_dir, "device")
         software = not os.path.exists(device_link)
-        pci = numa = cpus = driver = None
+        pci = numa = cpus = driver = vendor = None
         if not software:
             candidate = os.path.basename(os.path.realpath(device_link))
             pci = candidate if PCI_ADDRESS.match(candidate) else None
             numa = _int(_read(os.path.join(device_link, "numa_node")))
             cpus = _read(os.path.join(device_link, "local_cpulist"))
+            vendor = _read(os.path.join(device_link, "vendor"))
             drv = os.path.join(device_link, "driver")
             if os.path.exists(drv):
                 driver = os.path.basename(os.path.realpath(drv))
@@ -247,9 +279,11 @@ def rdma_devices(root="/", names=None):
         if software:
             lower = parent or next(((p["netdev"] or {}).get("name") for p in ports if p["netdev"]), None)
             parent_pci, parent_numa = _netdev_pci(root, lower)
-        node_type = _read(os.path.join(dev_dir, "node_type"))
+        node_type = parse_sysfs_state(_read(os.path.join(dev_dir, "node_type")))
+        transport = device_transport(driver, vendor, node_type, [p["link_layer"] for p in ports])
         devices.append(dict(name=name, driver=driver, software=software, fw_ver=_read(os.path.join(dev_dir, "fw_ver")),
-                            node_type=parse_sysfs_state(node_type), node_guid=_read(os.path.join(dev_dir, "node_guid")),
+                            vendor_id=vendor, transport=transport, erdma_mode=erdma_mode(transport, node_type),
+                            node_type=node_type, node_guid=_read(os.path.join(dev_dir, "node_guid")),
                             pci=pci, numa_node=numa, local_cpulist=cpus, parent=parent, parent_pci=parent_pci,
                             parent_numa_node=parent_numa, ports=ports))
     return devices

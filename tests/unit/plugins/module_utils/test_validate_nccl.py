@@ -328,3 +328,11 @@ def test_mpi_failure_names_the_cause():
     assert nc.mpi_failure("ssh: connect to host 10.9.9.9 port 22: No route to host") == (
         "a host cannot be reached over the network mpirun uses "
         "('ssh: connect to host 10.9.9.9 port 22: No route to host')")
+
+
+def test_erdma_log_names_the_device_as_roce():
+    """Alibaba's eRDMA in RoCE-compatible mode: NCCL's IB transport lists the device (named by its PCI address) as
+    RoCE, and the check counts it as RDMA."""
+    result = nc.check_log(corpus.read("nccl", "info_erdma_rocep_ack_doc.log"), require_net="IB")
+    assert result["ib_devices"] == [dict(name="rocep26s0", port=1, link="RoCE")]
+    assert result["rdma"] is True and result["passed"] is True

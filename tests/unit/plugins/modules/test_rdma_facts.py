@@ -266,3 +266,80 @@ def test_nvidia_stack_from_ofed_info(lab_vm_and_connectx, tmp_path, monkeypatch)
     ofed_info.write_text("#!/bin/sh\necho broken\nexit 1\n")
     facts = run_module(rdma_facts.main, dict(root=lab_vm_and_connectx))["ansible_facts"]["roce_rdma"]
     assert facts["driver"] == {"stack": "inbox", "version": "6.1.0-50-amd64"}
+
+
+def devinfo(name):
+    """The device and port values of a published ``ibv_devinfo`` block (fixtures/ibverbs), read line by line."""
+    path = os.path.join(os.path.dirname(__file__), "..", "module_utils", "fixtures", "ibverbs", name)
+    values = {}
+    with open(path) as handle:
+        for line in handle:
+            if line.startswith("%%") or ":" not in line:
+                continue
+            key, value = line.split(":", 1)
+            values.setdefault(key.strip(), value.strip())
+    return values
+
+
+def erdma_host(root, name, node_type, values, bdf="0000:00:0b.0"):
+    """An eRDMA device as sysfs shows it: the PCI function (vendor 0x1ded, driver erdma), the device's files and
+    port 1, with the values the published ibv_devinfo printed for it."""
+    nic = pci(root, bdf, values["vendor_id"], "0x020000", -1, "0-63")
+    driver = os.path.join(root, "sys", "bus", "pci", "drivers", "erdma")
+    os.makedirs(driver)
+    os.symlink(driver, os.path.join(nic, "driver"))
+    dev = os.path.join(root, "sys", "class", "infiniband", name)
+    os.makedirs(dev)
+    os.symlink(nic, os.path.join(dev, "device"))
+    write(os.path.join(dev, "node_type"), node_type)
+    write(os.path.join(dev, "fw_ver"), values["fw_ver"])
+    write(os.path.join(dev, "node_guid"), values["node_guid"])
+    state = {"PORT_ACTIVE (4)": "4: ACTIVE"}[values["state"]]
+    port(root, name, 1, [("0000:0000:0000:0000:0000:ffff:0a00:054c", "RoCE v2", "eth1")], state=state,
+         rate="25 Gb/sec (1X EDR)", layer=values["link_layer"])
+    netdev(root, "eth1", 1500)
+
+
+def test_erdma_device_in_roce_mode_is_named_erdma(tmp_path, monkeypatch):
+    """Alibaba Cloud's Elastic RDMA on an H20 instance (the values of fixtures/ibverbs/ibv_devinfo_erdma_h20_excerpt.txt:
+    transport eRDMA (0), i.e. node type CA, vendor 0x1ded, firmware 0.2.0, Ethernet link layer)."""
+    root = str(tmp_path)
+    values = devinfo("ibv_devinfo_erdma_h20_excerpt.txt")
+    assert values["transport"] == "eRDMA (0)"
+    erdma_host(root, values["hca_id"], "1: CA", values)
+    warnings = []
+    monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, msg: warnings.append(msg))
+    result = run_module(rdma_facts.main, dict(root=root))
+    facts = result["ansible_facts"]["roce_rdma"]
+    dev = facts["devices"][0]
+    assert (dev["name"], dev["driver"], dev["vendor_id"], dev["transport"], dev["erdma_mode"]) == \
+        ("erdma_0", "erdma", "0x1ded", "eRDMA", "roce")
+    assert dev["fw_ver"] == "0.2.0" and dev["node_guid"] == "0216:3eff:fe2f:3775" and dev["pci"] == "0000:00:0b.0"
+    assert facts["ports"][0]["gid_index"] == 0 and facts["ports"][0]["ipv4"] == "10.0.5.76"
+    assert facts["nccl_env"]["NCCL_IB_HCA"] == "=erdma_0:1" and facts["nccl_env"]["NCCL_IB_GID_INDEX"] == "0"
+    assert warnings == []
+
+
+def test_erdma_device_named_by_pci_address_in_iwarp_mode_warns(tmp_path, monkeypatch):
+    """ACK names eRDMA devices by their PCI address where rdma-core's udev rules do (rocep26s0 in Alibaba's NCCL log,
+    fixtures/nccl/info_erdma_rocep_ack_doc.log); the driver and vendor still say eRDMA. Node type RNIC: iWARP mode."""
+    root = str(tmp_path)
+    values = devinfo("ibv_devinfo_erdma_h20_excerpt.txt")
+    erdma_host(root, "rocep26s0", "4: RNIC", values, bdf="0000:1a:00.0")
+    warnings = []
+    monkeypatch.setattr(basic.AnsibleModule, "warn", lambda self, msg: warnings.append(msg))
+    result = run_module(rdma_facts.main, dict(root=root))
+    dev = result["ansible_facts"]["roce_rdma"]["devices"][0]
+    assert (dev["name"], dev["transport"], dev["erdma_mode"]) == ("rocep26s0", "eRDMA", "iwarp")
+    assert any("rocep26s0" in w and "iWARP mode" in w for w in warnings)
+
+
+def test_transport_of_other_devices():
+    from ansible_collections.roce.fabric.plugins.module_utils.rdma import sysfs
+    assert sysfs.device_transport("mlx5_core", "0x15b3", "CA", ["Ethernet"]) == "RoCE"
+    assert sysfs.device_transport("mlx5_core", "0x15b3", "CA", ["InfiniBand"]) == "InfiniBand"
+    assert sysfs.device_transport("irdma", "0x8086", "RNIC", ["Ethernet"]) == "iWARP"
+    assert sysfs.device_transport("rxe", None, "CA", ["Ethernet"]) == "RoCE"
+    assert sysfs.device_transport(None, "0x1DED", "RNIC", []) == "eRDMA"
+    assert sysfs.device_transport(None, None, None, []) is None
+    assert sysfs.erdma_mode("RoCE", "CA") is None
