@@ -80,6 +80,8 @@ IMAGE_PACKAGES = sorted([
     "python3-prometheus-client",
     # The NVMe scratch array (roles/nvme_scratch): mdadm, both file systems it makes, sfdisk for its tests.
     "mdadm", "xfsprogs", "e2fsprogs", "fdisk",
+    # The job image (roles/rdma_image) run on a VM: the OCI runtime podman uses, for ib_write_bw from a container.
+    "runc",
 ])
 GUEST_FILES = {
     # path in the guest: file under lab/rdma/guest/, mode

@@ -4,9 +4,9 @@ variant of the Containerfile renders and lints clean with hadolint; the inbox va
 nothing, check mode of a changed Containerfile builds nothing, and the image holds rdma-core, perftest and Open MPI;
 bad input is refused with podman's image store unchanged.
 
-What this machine cannot do: RDMA from inside the container. Its kernel has no RDMA devices and no Soft-RoCE module
-(libibverbs in the image reports "Failed to get IB devices list: Function not implemented"), so the test stops at the
-image's own tools answering."""
+This machine's kernel has no RDMA devices and no Soft-RoCE module (libibverbs in the image reports "Failed to get IB
+devices list: Function not implemented"), so here the test stops at the image's own tools answering; RDMA from inside
+the container runs on the lab's VMs (test_rdma_image_vm_peer.py, in the validate tier)."""
 
 import json
 import os
