@@ -190,6 +190,17 @@ class NetnsHost(Peer):
                 handle.write(text)
             os.chmod(path, 0o755)
 
+    def build_home(self):
+        """root's home on the host: a server's own, empty but for the shell's start files of the distribution, not
+        the lab machine's (whose shell start-up may run tools of its own at every SSH command, such as pyenv's
+        init and rehash, which 64 hosts logging in at once wait on)."""
+        home = os.path.join(self.dir, "root-home")
+        shutil.rmtree(home, ignore_errors=True)
+        os.makedirs(home, mode=0o700)
+        for name in (".bashrc", ".profile"):
+            if os.path.exists(os.path.join("/etc/skel", name)):
+                shutil.copyfile(os.path.join("/etc/skel", name), os.path.join(home, name))
+
     def build_ssh(self):
         key = self.lab.ssh_key()
         host_key = os.path.join(self.dir, "ssh_host_ed25519_key")
@@ -250,6 +261,7 @@ class NetnsHost(Peer):
         self.build_sysfs()
         self.build_sbin()
         self.build_ssh()
+        self.build_home()
         shutil.rmtree(os.path.join(self.dir, "work"), ignore_errors=True)
         os.makedirs(os.path.join(self.dir, "work"))
         with open("/proc/sys/kernel/random/uuid") as handle:
@@ -281,6 +293,7 @@ class NetnsHost(Peer):
             "mount --bind %s/boot_id /proc/sys/kernel/random/boot_id" % d,
             "mount --bind %s/var-lib %s" % (d, VAR_LIB),
             "mount -t overlay overlay -o lowerdir=/usr/sbin,upperdir=%s/sbin,workdir=%s/work /usr/sbin" % (d, d),
+            "mount --bind %s/root-home %s" % (d, os.path.expanduser("~root")),
             "exec /usr/sbin/sshd -f %s/sshd_config -E %s/sshd.log" % (d, d),
         ])
         run(ns + ["unshare", "--uts", "/bin/sh", "-c", script])
