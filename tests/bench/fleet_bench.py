@@ -17,10 +17,8 @@ host's reboot state and verifies the running values batch by batch.
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +29,7 @@ LAB_INVENTORY = os.path.join(REPO, "inventories", "lab")
 sys.path.insert(0, os.path.join(REPO, "lab"))
 sys.path.insert(0, HERE)
 from door import Lab  # noqa: E402  pylint: disable=wrong-import-position
-from pipelining_bench import sshd_cpu  # noqa: E402  pylint: disable=wrong-import-position
+from pipelining_bench import measured_playbook  # noqa: E402  pylint: disable=wrong-import-position
 
 BRIDGE = "rfab7"
 NET = "10.76.0"
@@ -57,18 +55,11 @@ def write_inventory(folder, count):
 
 
 def play(inventory, hosts, forks, extra):
-    env = dict(os.environ, ANSIBLE_LOAD_CALLBACK_PLUGINS="1", ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json")
     argv = ["ansible-playbook", "-i", inventory, "--forks", str(forks), "--limit", ",".join(hosts),
             os.path.join(REPO, "playbooks", "nic_firmware.yml")]
     for key, value in extra.items():
         argv += ["-e", json.dumps({key: value})]
-    before_children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    before_sshd = sshd_cpu()
-    began = time.time()
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=REPO, check=False)
-    wall = time.time() - began
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before_children.ru_utime) + (after.ru_stime - before_children.ru_stime) + sshd_cpu() - before_sshd
+    proc, wall, cpu = measured_playbook(argv)
     try:
         stats = json.loads(proc.stdout)["stats"]
     except (ValueError, KeyError):

@@ -48,11 +48,10 @@ def sshd_cpu():
     return total
 
 
-def play(hosts, pipelining):
+def measured_playbook(argv):
+    """Run ``ansible-playbook`` argv with the JSON callback: (process, wall seconds, CPU seconds of everything it
+    started, the lab hosts' sshd and their children included)."""
     env = dict(os.environ, ANSIBLE_LOAD_CALLBACK_PLUGINS="1", ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json")
-    argv = ["ansible-playbook", "-i", INVENTORY, "--limit", ",".join(hosts), os.path.join(REPO, "playbooks", "host.yml")]
-    if pipelining is not None:
-        argv += ["-e", json.dumps({"ansible_pipelining": pipelining})]
     before_children = resource.getrusage(resource.RUSAGE_CHILDREN)
     before_sshd = sshd_cpu()
     began = time.time()
@@ -61,6 +60,14 @@ def play(hosts, pipelining):
     after_children = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after_children.ru_utime - before_children.ru_utime + after_children.ru_stime - before_children.ru_stime
            + sshd_cpu() - before_sshd)
+    return proc, wall, cpu
+
+
+def play(hosts, pipelining):
+    argv = ["ansible-playbook", "-i", INVENTORY, "--limit", ",".join(hosts), os.path.join(REPO, "playbooks", "host.yml")]
+    if pipelining is not None:
+        argv += ["-e", json.dumps({"ansible_pipelining": pipelining})]
+    proc, wall, cpu = measured_playbook(argv)
     if proc.returncode != 0:
         raise SystemExit("host.yml failed (rc=%d)\n%s\n%s" % (proc.returncode, proc.stdout[-3000:], proc.stderr[-2000:]))
     stats = json.loads(proc.stdout)["stats"]
