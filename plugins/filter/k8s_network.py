@@ -10,6 +10,9 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.roce.fabric.plugins.module_utils.k8s.network import (
+    access_denied,
+    access_reviews,
+    bad_resource_names,
     input_errors,
     nodes_missing_resources,
     object_errors,
@@ -35,6 +38,29 @@ def k8s_nodes_missing_resources(nodes, resources, minimum=1):
     return nodes_missing_resources(nodes, resources, minimum=int(minimum))
 
 
+def k8s_bad_resource_names(names):
+    if isinstance(names, dict):
+        names = list(names)
+    if not isinstance(names, list):
+        raise AnsibleFilterError("k8s_bad_resource_names expects a list of resource names (or a dict keyed by them)")
+    return bad_resource_names(names)
+
+
+def k8s_access_reviews(objects, verb):
+    if not isinstance(objects, list) or verb not in ("create", "update", "patch", "delete", "get", "list"):
+        raise AnsibleFilterError("k8s_access_reviews expects a list of objects and a verb (create, update, patch, delete, get, list)")
+    try:
+        return access_reviews(objects, verb)
+    except ValueError as exc:
+        raise AnsibleFilterError("k8s_access_reviews: %s" % exc)
+
+
+def k8s_access_denied(answers):
+    if not isinstance(answers, list):
+        raise AnsibleFilterError("k8s_access_denied expects the list of answered SelfSubjectAccessReview objects")
+    return access_denied(answers)
+
+
 def k8s_network_pending(desired, actual, missing_only=False):
     if not isinstance(desired, list) or not isinstance(actual, list):
         raise AnsibleFilterError("k8s_network_pending expects a list of wanted objects and a list of the cluster's objects")
@@ -49,4 +75,7 @@ class FilterModule(object):
             "k8s_network_object_errors": k8s_network_object_errors,
             "k8s_nodes_missing_resources": k8s_nodes_missing_resources,
             "k8s_network_pending": k8s_network_pending,
+            "k8s_bad_resource_names": k8s_bad_resource_names,
+            "k8s_access_reviews": k8s_access_reviews,
+            "k8s_access_denied": k8s_access_denied,
         }

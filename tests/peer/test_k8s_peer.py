@@ -444,10 +444,45 @@ def test_rbac_user_that_may_read_but_not_write(fresh, tmp_path):
     mark = fresh.audit_mark()
     rc, stats, failures, out = playbook({"k8s_rdma_network_kubeconfig": kubeconfig_variant(tmp_path, "kubeconfig-viewer")})
     assert rc != 0
-    assert any("may not create customresourcedefinitions, clusterroles, daemonsets, configmaps, network-attachment-definitions" in f
-               and "nothing was applied" in f for f in failures), failures
+    refusal = [f for f in failures if "may not create customresourcedefinitions, " in f and "nothing was applied" in f]
+    assert refusal, failures
+    # Every kind and namespace about to be written is named, each once.
+    for words in ("create clusterroles", "create clusterrolebindings", "create serviceaccounts in kube-system",
+                  "create daemonsets in kube-system", "create configmaps in kube-system",
+                  "create network-attachment-definitions in default", "create deployments in mpi-operator",
+                  "create namespaces"):
+        assert refusal[0].count(words + ",") + refusal[0].count(words + ";") == 1, (words, refusal[0])
     assert fresh.writes_since(mark, reviews=False) == []
     assert fresh.snapshot() == before
+
+
+def test_a_user_who_may_write_all_but_services_is_stopped_before_the_exporter(fresh, tmp_path):
+    """The exporter's Service is reviewed like the rest: a user who may write everything else is refused, and the
+    refusal names only what is denied; nothing is written, not even the ConfigMap and DaemonSet that were allowed."""
+    writes = ["create", "patch", "update", "delete"]
+    rules = [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]},
+             {"apiGroups": [""], "resources": ["configmaps", "serviceaccounts"], "verbs": writes},
+             {"apiGroups": ["apps"], "resources": ["daemonsets"], "verbs": writes},
+             # The NetworkAttachmentDefinition CRD and the inventory's networks, which the role keeps whatever else it does.
+             {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": writes},
+             {"apiGroups": ["k8s.cni.cncf.io"], "resources": ["network-attachment-definitions"], "verbs": writes}]
+    fresh.resource("rbac.authorization.k8s.io/v1", "ClusterRole").create(body={
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "lab-no-services"},
+        "rules": rules})
+    fresh.resource("rbac.authorization.k8s.io/v1", "ClusterRoleBinding").create(body={
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "lab-no-services"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "lab-no-services"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "viewer"}]})
+    before = fresh.snapshot()
+    mark = fresh.audit_mark()
+    wanted = dict(EXPORTER, k8s_rdma_network_kubeconfig=kubeconfig_variant(tmp_path, "kubeconfig-viewer"))
+    rc, stats, failures, out = playbook(wanted)
+    assert rc != 0
+    refusal = [f for f in failures if "may not" in f]
+    assert len(refusal) == 1 and "may not create services in kube-system; nothing was applied" in refusal[0], failures
+    assert fresh.writes_since(mark, reviews=False) == []
+    assert fresh.snapshot() == before
+    assert exporter_objects(fresh)["ConfigMap"] is None and exporter_objects(fresh)["DaemonSet"] is None
 
 
 def make_node(cluster, name, allocatable):

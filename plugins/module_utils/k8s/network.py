@@ -25,6 +25,11 @@ RESOURCE_NAME_RE = re.compile(r"^[A-Za-z0-9_]{1,63}$")
 DNS_LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 # A resource prefix is a DNS subdomain (intel.com, nvidia.com, rdma).
 PREFIX_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+# A qualified extended resource name (intel.com/sriov_111, aliyun/erdma, rdma/hca_shared_devices_a): an optional
+# DNS-subdomain prefix and a name of at most 63 characters, as the API server validates them.
+EXTENDED_RESOURCE_RE = re.compile(
+    r"^(?:(?P<prefix>[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)/)?"
+    r"(?P<name>[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
 HEX_ID_RE = re.compile(r"^[0-9a-fA-F]{4}$")
 PCI_RE = re.compile(r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 MACVLAN_MODES = ("bridge", "private", "vepa", "passthru")
@@ -270,6 +275,17 @@ def object_errors(objects):
     return errors
 
 
+def bad_resource_names(names):
+    """The entries of ``names`` that are not qualified extended resource names (a prefix of at most 253 characters,
+    a name of at most 63), in their order; non-strings are returned as they are."""
+    bad = []
+    for name in names or []:
+        match = EXTENDED_RESOURCE_RE.match(name) if isinstance(name, str) else None
+        if not match or len(match.group("name")) > 63 or len(match.group("prefix") or "") > 253:
+            bad.append(name)
+    return bad
+
+
 def nodes_missing_resources(nodes, resources, minimum=1):
     """For each node (a Node object as the API returns it), the resources it does not advertise.
 
@@ -296,6 +312,69 @@ def nodes_missing_resources(nodes, resources, minimum=1):
                 missing.setdefault(name, []).append(resource)
         advertised[name] = counts
     return {"missing": missing, "advertised": advertised, "nodes": names}
+
+
+# The API resource (plural) of each kind the collection's Kubernetes roles write, as the API server serves it.
+KIND_RESOURCES = {
+    "ClusterRole": "clusterroles",
+    "ClusterRoleBinding": "clusterrolebindings",
+    "ConfigMap": "configmaps",
+    "CustomResourceDefinition": "customresourcedefinitions",
+    "DaemonSet": "daemonsets",
+    "Deployment": "deployments",
+    "Job": "jobs",
+    "MPIJob": "mpijobs",
+    "Namespace": "namespaces",
+    "NetworkAttachmentDefinition": "network-attachment-definitions",
+    "Pod": "pods",
+    "Role": "roles",
+    "RoleBinding": "rolebindings",
+    "Secret": "secrets",
+    "Service": "services",
+    "ServiceAccount": "serviceaccounts",
+    "ServiceMonitor": "servicemonitors",
+}
+
+
+def access_reviews(objects, verb):
+    """The SelfSubjectAccessReview objects that ask whether ``verb`` is allowed on each distinct (API group,
+    resource, namespace) of ``objects``, in their first order: one review per kind and namespace that is about to
+    be written, whatever the kind. A kind outside KIND_RESOURCES raises ValueError (its resource name cannot be
+    guessed safely: NetworkAttachmentDefinition is network-attachment-definitions)."""
+    reviews, seen = [], set()
+    for obj in objects or []:
+        kind = obj.get("kind")
+        if kind not in KIND_RESOURCES:
+            raise ValueError("no API resource known for kind %r" % (kind,))
+        api_version = obj.get("apiVersion") or ""
+        group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
+        namespace = (obj.get("metadata") or {}).get("namespace")
+        key = (group, KIND_RESOURCES[kind], namespace)
+        if key in seen:
+            continue
+        seen.add(key)
+        attributes = {"group": group, "resource": KIND_RESOURCES[kind], "verb": verb}
+        if namespace:
+            attributes["namespace"] = namespace
+        reviews.append({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+                        "spec": {"resourceAttributes": attributes}})
+    return reviews
+
+
+def access_denied(answers):
+    """What the answered reviews (the API's SelfSubjectAccessReview replies) do not allow, each as ``verb resource``
+    or ``verb resource in namespace``, in order and once; a reply without ``status.allowed`` true is a denial."""
+    denied = []
+    for answer in answers or []:
+        if ((answer or {}).get("status") or {}).get("allowed") is True:
+            continue
+        attributes = ((answer or {}).get("spec") or {}).get("resourceAttributes") or {}
+        text = "%s %s" % (attributes.get("verb"), attributes.get("resource"))
+        if attributes.get("namespace"):
+            text += " in %s" % attributes["namespace"]
+        if text not in denied:
+            denied.append(text)
+    return denied
 
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"

@@ -5,18 +5,24 @@
 
 from __future__ import annotations
 
+import glob
+import os
+import re
+
 import pytest
 
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.roce.fabric.plugins.filter.k8s_network import FilterModule
+from ansible_collections.roce.fabric.plugins.module_utils.k8s.network import KIND_RESOURCES
 
 
 FILTERS = FilterModule().filters()
 
 
 def test_filters_are_registered():
-    assert sorted(FILTERS) == ["k8s_network_input_errors", "k8s_network_object_errors", "k8s_network_pending", "k8s_nodes_missing_resources"]
+    assert sorted(FILTERS) == ["k8s_access_denied", "k8s_access_reviews", "k8s_bad_resource_names", "k8s_network_input_errors",
+                               "k8s_network_object_errors", "k8s_network_pending", "k8s_nodes_missing_resources"]
 
 
 def test_input_errors_filter():
@@ -34,8 +40,78 @@ def test_filters_refuse_wrong_types():
         FILTERS["k8s_nodes_missing_resources"]({}, ["a"])
     with pytest.raises(AnsibleFilterError):
         FILTERS["k8s_network_pending"]([], None)
+    with pytest.raises(AnsibleFilterError):
+        FILTERS["k8s_bad_resource_names"]("aliyun/erdma")
 
 
 def test_nodes_filter_minimum_from_string():
     nodes = [{"metadata": {"name": "w1"}, "status": {"allocatable": {"r/a": "2"}}}]
     assert FILTERS["k8s_nodes_missing_resources"](nodes, ["r/a"], "3")["missing"] == {"w1": ["r/a"]}
+
+
+def test_bad_resource_names():
+    good = ["aliyun/erdma", "nvidia.com/gpu", "intel.com/sriov_111", "rdma/hca_shared_devices_a", "example.com/a.b-c_d",
+            "cpu", "x/" + "n" * 63, "a" * 253 + "/r"]
+    assert FILTERS["k8s_bad_resource_names"](good) == []
+    bad = ["aliyun/erdma\n-x", "a/b/c", "/erdma", "aliyun/", "Aliyun/erdma", "aliyun/-erdma", "aliyun/erdma-",
+           "x/" + "n" * 64, "a" * 254 + "/r", "aliyun/erdma; reboot", "", 7]
+    assert FILTERS["k8s_bad_resource_names"](good + bad) == bad
+    # A dict's keys are the names (a pod's resources.limits).
+    assert FILTERS["k8s_bad_resource_names"]({"aliyun/erdma": 1, "LD_PRELOAD=x": 1}) == ["LD_PRELOAD=x"]
+
+
+def test_access_reviews_one_per_kind_and_namespace():
+    objects = [
+        {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "a.example.com"}},
+        {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "b.example.com"}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "kube-system"}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "y", "namespace": "mpi-operator"}},
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "roce-rdma-exporter", "namespace": "kube-system"}},
+        {"apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor", "metadata": {"name": "m", "namespace": "kube-system"}},
+        {"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition", "metadata": {"name": "n", "namespace": "default"}},
+    ]
+    reviews = FILTERS["k8s_access_reviews"](objects, "create")
+    assert [r["spec"]["resourceAttributes"] for r in reviews] == [
+        {"group": "apiextensions.k8s.io", "resource": "customresourcedefinitions", "verb": "create"},
+        {"group": "", "resource": "configmaps", "verb": "create", "namespace": "kube-system"},
+        {"group": "", "resource": "configmaps", "verb": "create", "namespace": "mpi-operator"},
+        {"group": "", "resource": "services", "verb": "create", "namespace": "kube-system"},
+        {"group": "monitoring.coreos.com", "resource": "servicemonitors", "verb": "create", "namespace": "kube-system"},
+        {"group": "k8s.cni.cncf.io", "resource": "network-attachment-definitions", "verb": "create", "namespace": "default"},
+    ]
+    assert all(r["apiVersion"] == "authorization.k8s.io/v1" and r["kind"] == "SelfSubjectAccessReview" for r in reviews)
+    assert FILTERS["k8s_access_reviews"]([], "delete") == []
+    with pytest.raises(AnsibleFilterError, match="Widget"):
+        FILTERS["k8s_access_reviews"]([{"apiVersion": "v1", "kind": "Widget", "metadata": {"name": "w"}}], "create")
+    with pytest.raises(AnsibleFilterError):
+        FILTERS["k8s_access_reviews"](objects, "escalate")
+
+
+def test_every_kind_the_k8s_roles_render_has_a_resource():
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles")
+    kinds = set()
+    for path in glob.glob(os.path.join(root, "k8s_*", "templates", "*.j2")):
+        with open(path) as handle:
+            # An object's kind is at the start of a line; indented ones are a CRD's names or a roleRef's.
+            kinds.update(re.findall(r"^kind: ([A-Z][A-Za-z]+)\s*$", handle.read(), re.M))
+    assert {"Service", "ServiceMonitor", "DaemonSet", "MPIJob"} <= kinds, "templates not read under %s" % root
+    assert sorted(kinds - set(KIND_RESOURCES)) == []
+
+
+def test_access_denied_reads_the_answers():
+    def answer(resource, allowed, namespace=None, verb="create"):
+        attributes = {"group": "", "resource": resource, "verb": verb}
+        if namespace:
+            attributes["namespace"] = namespace
+        out = {"spec": {"resourceAttributes": attributes}, "status": {}}
+        if allowed is not None:
+            out["status"]["allowed"] = allowed
+        return out
+    answers = [answer("configmaps", True, "kube-system"), answer("services", False, "kube-system"),
+               answer("clusterroles", None), answer("services", False, "kube-system"),
+               answer("daemonsets", False, "kube-system", verb="patch")]
+    assert FILTERS["k8s_access_denied"](answers) == ["create services in kube-system", "create clusterroles",
+                                                     "patch daemonsets in kube-system"]
+    assert FILTERS["k8s_access_denied"]([answer("configmaps", True)]) == []
+    with pytest.raises(AnsibleFilterError):
+        FILTERS["k8s_access_denied"]({})
