@@ -74,6 +74,8 @@ class Sampler(threading.Thread):
         self.last = {}
         self.full_seconds = 0.0
         self.samples = 0
+        self.timeline = []  # (seconds since the start, busy share of the machine in that sample)
+        self.began = time.time()
         self.cores = os.cpu_count() or 1
 
     def run(self):
@@ -85,8 +87,10 @@ class Sampler(threading.Thread):
     def sample(self, previous):
         now = read_stat()
         busy, idle = now[0] - previous[0], now[1] - previous[1]
-        if busy + idle > 0 and busy / (busy + idle) >= 0.9:
+        share = busy / (busy + idle) if busy + idle > 0 else 0.0
+        if share >= 0.9:
             self.full_seconds += self.interval
+        self.timeline.append((time.time() - self.began, share))
         self.samples += 1
         self.last.update(process_times())
 
@@ -108,6 +112,7 @@ def main():
     parser.add_argument("--out", help="also write the report to this file")
     parser.add_argument("--interval", type=float, default=1.0)
     parser.add_argument("--top", type=int, default=12, help="program names to list")
+    parser.add_argument("--bucket", type=int, default=300, help="seconds per line of the busy timeline")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="after --: the command (default: tests/run all)")
     args = parser.parse_args()
     command = [c for c in args.command if c != "--"] or [os.path.join(REPO, "tests", "run"), "all"]
@@ -142,6 +147,13 @@ def main():
              "", "| ended at | what | took | rc |", "|---|---|---|---|"]
     for at, what, secs, tier_rc in tiers:
         lines.append("| %.0f s | %s | %d s | %s |" % (at, what, secs, tier_rc if tier_rc is not None else ""))
+    lines += ["", "| from | to | machine busy |", "|---|---|---|"]
+    buckets = collections.OrderedDict()
+    for at, share in sampler.timeline:
+        buckets.setdefault(int(at // args.bucket), []).append(share)
+    for index, shares in buckets.items():
+        lines.append("| %d s | %d s | %.0f %% |" % (index * args.bucket, min((index + 1) * args.bucket, wall),
+                                                    100.0 * sum(shares) / len(shares)))
     lines += ["", "| program | CPU-s | share of busy |", "|---|---|---|"]
     for name, cpu in usage["by_name"].most_common(args.top):
         lines.append("| %s | %.0f | %.0f %% |" % (name, cpu, 100.0 * cpu / busy if busy else 0))
