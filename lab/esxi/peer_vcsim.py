@@ -82,7 +82,7 @@ def binary_path():
     return os.path.join(CACHE, "vcsim", recipe_hash(), "vcsim-roce")
 
 
-def build(verbose=False):
+def build():
     """Build the simulator into the cache unless that recipe's binary is there; return its path."""
     target = binary_path()
     if os.path.exists(target):
@@ -96,6 +96,10 @@ def build(verbose=False):
         if not os.path.isdir(os.path.join(GOVMOMI, "simulator")):
             raise SystemExit("vcsim: %s missing; install golang-go golang-github-vmware-govmomi-dev" % GOVMOMI)
         started = time.time()
+        # What the wait is for: the first setup builds this while nothing else says anything.
+        sys.stderr.write("vcsim: building the vSphere API simulator from Debian's govmomi into %s (once per recipe; "
+                         "minutes on 2 cores when Go's build cache is cold)\n" % os.path.dirname(target))
+        sys.stderr.flush()
         tmp = tempfile.mkdtemp(prefix="build-", dir=root)
         try:
             sim = os.path.join(GOVMOMI, "simulator")
@@ -122,8 +126,7 @@ def build(verbose=False):
                             "-o", os.path.join(tmp, "out", "vcsim-roce"), "."], cwd=src, env=env, check=True)
             final = os.path.dirname(target)
             os.rename(os.path.join(tmp, "out"), final)
-            if verbose:
-                print("vcsim: built %s in %.1fs" % (target, time.time() - started))
+            sys.stderr.write("vcsim: built in %.0f s\n" % (time.time() - started))
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     return target
@@ -219,7 +222,7 @@ def set_reboot_hang(port, host, on=True):
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["build"]:
-        print(build(verbose=True))
+        print(build())
     elif sys.argv[1:] == ["path"]:
         print(binary_path())
     else:

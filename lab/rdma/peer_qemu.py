@@ -154,10 +154,11 @@ def ensure_image(log=print):
         if os.path.exists(os.path.join(final, "complete")):
             return final
         started = time.time()
-        log("lab: building the VM guest image %s (debootstrap %s, once per recipe)" % (os.path.basename(final), IMAGE_SUITE))
+        log("lab: building the VM guest image %s (debootstrap %s, once per recipe; about 2 minutes on 2 cores with the "
+            "packages downloaded)" % (os.path.basename(final), IMAGE_SUITE))
         tmp = tempfile.mkdtemp(prefix=".build-", dir=root)
         try:
-            build_image(tmp, recipe)
+            build_image(tmp, recipe, progress=lambda step: log("lab: VM guest image: %s (%.0f s)" % (step, time.time() - started)))
             shutil.rmtree(final, ignore_errors=True)
             os.rename(tmp, final)
         except BaseException:
@@ -170,7 +171,7 @@ def ensure_image(log=print):
     return final
 
 
-def build_image(tmp, recipe):
+def build_image(tmp, recipe, progress=lambda step: None):
     rootfs = os.path.join(tmp, "root")
     log_path = os.path.join(tmp, "build.log")
     with open(log_path, "w") as log:
@@ -182,6 +183,7 @@ def build_image(tmp, recipe):
                 raise SystemExit("lab: image build step failed (%s), see %s" % (" ".join(argv[:3]), log_path))
 
         mirror = debian_mirror(IMAGE_SUITE)
+        progress("debootstrap of %d packages from %s" % (len(recipe["packages"]), mirror))
         sh(["nice", "-n", "10", "debootstrap", "--variant=minbase", "--include=" + ",".join(recipe["packages"]),
             IMAGE_SUITE, rootfs, mirror])
         for path, (name, mode) in GUEST_FILES.items():
@@ -199,6 +201,7 @@ def build_image(tmp, recipe):
         for entry in os.listdir(os.path.join(rootfs, "etc", "ssh")):
             if entry.startswith("ssh_host_"):
                 os.unlink(os.path.join(rootfs, "etc", "ssh", entry))
+        progress("the lab's guest files, the initramfs")
         sh(["chroot", rootfs, "update-initramfs", "-u", "-k", "all"])
         sh(["chroot", rootfs, "systemctl", "enable", "systemd-networkd.service", "ssh.service", "roce-lab-guest.service"])
         sh(["chroot", rootfs, "systemctl", "mask"] + GUEST_MASKED)
@@ -211,6 +214,7 @@ def build_image(tmp, recipe):
             raise SystemExit("lab: the image has no kernel or initrd in /boot, see %s" % log_path)
         shutil.copyfile(os.path.join(boot, kernels[-1]), os.path.join(tmp, "vmlinuz"))
         shutil.copyfile(os.path.join(boot, initrds[-1]), os.path.join(tmp, "initrd.img"))
+        progress("the disk image")
         sh(["mkfs.ext4", "-q", "-L", "roce-lab", "-d", rootfs, os.path.join(tmp, "disk.img"), recipe["size"]])
         shutil.rmtree(rootfs)
     with open(os.path.join(tmp, "recipe.json"), "w") as handle:
