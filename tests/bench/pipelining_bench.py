@@ -23,29 +23,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 INVENTORY = os.path.join(REPO, "inventories", "lab")
 sys.path.insert(0, os.path.join(REPO, "lab"))
+sys.path.insert(0, HERE)
 from door import Lab  # noqa: E402  pylint: disable=wrong-import-position
+from suite_bench import proc_stats  # noqa: E402  pylint: disable=wrong-import-position
 
 LAB = Lab(INVENTORY)
 
 
 def sshd_cpu():
     """CPU seconds of every sshd on the machine so far, with their finished children (the lab's hosts run theirs)."""
-    total = 0.0
     tick = os.sysconf("SC_CLK_TCK")
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % pid) as handle:
-                head, tail = handle.read().rsplit(")", 1)
-        except OSError:
-            continue
-        if head.split("(", 1)[1] != "sshd":
-            continue
-        fields = tail.split()
-        # utime, stime, cutime, cstime
-        total += sum(int(f) for f in fields[11:15]) / tick
-    return total
+    # utime, stime, cutime, cstime
+    return sum(sum(int(f) for f in fields[11:15]) / tick for _pid, name, fields in proc_stats() if name == "sshd")
 
 
 def measured_playbook(argv):

@@ -43,10 +43,8 @@ def read_stat():
     return (user + nice + system + irq + softirq) / TICK, (idle + iowait) / TICK, steal / TICK
 
 
-def process_times():
-    """{(pid, start time): (program name, CPU seconds so far)} of every process that can be read; kernel threads are
-    one name."""
-    seen = {}
+def proc_stats():
+    """(pid, program name, the fields of /proc/<pid>/stat after the name) of every process that can be read."""
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
@@ -55,10 +53,18 @@ def process_times():
                 head, tail = handle.read().rsplit(")", 1)
         except OSError:
             continue
-        fields = tail.split()
-        name = "kernel threads" if int(fields[6]) & PF_KTHREAD else head.split("(", 1)[1]
+        yield int(pid), head.split("(", 1)[1], tail.split()
+
+
+def process_times():
+    """{(pid, start time): (program name, CPU seconds so far)} of every process that can be read; kernel threads are
+    one name."""
+    seen = {}
+    for pid, name, fields in proc_stats():
+        if int(fields[6]) & PF_KTHREAD:
+            name = "kernel threads"
         # utime and stime of the process itself: its children are counted when they are seen themselves.
-        seen[(int(pid), fields[19])] = (name, (int(fields[11]) + int(fields[12])) / TICK)
+        seen[(pid, fields[19])] = (name, (int(fields[11]) + int(fields[12])) / TICK)
     return seen
 
 

@@ -431,15 +431,22 @@ def test_check_mode_on_an_empty_server_stores_nothing(fresh):
     assert fresh.names("apiextensions.k8s.io/v1", "CustomResourceDefinition") == []
 
 
+READ_ALL = {"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]}
+
+
+def grant_viewer(cluster, name, rules):
+    """A ClusterRole of these rules, bound to the lab's user viewer (kubeconfig-viewer)."""
+    cluster.resource("rbac.authorization.k8s.io/v1", "ClusterRole").create(body={
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": name}, "rules": rules})
+    cluster.resource("rbac.authorization.k8s.io/v1", "ClusterRoleBinding").create(body={
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "viewer"}]})
+
+
 def test_rbac_user_that_may_read_but_not_write(fresh, tmp_path):
     """A user who can read everything the role reads is stopped by the access review, before any write."""
-    rbac = fresh.resource("rbac.authorization.k8s.io/v1", "ClusterRole")
-    rbac.create(body={"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "lab-reader"},
-                      "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]}]})
-    fresh.resource("rbac.authorization.k8s.io/v1", "ClusterRoleBinding").create(body={
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "lab-reader"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "lab-reader"},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "viewer"}]})
+    grant_viewer(fresh, "lab-reader", [READ_ALL])
     before = fresh.snapshot()
     mark = fresh.audit_mark()
     rc, stats, failures, out = playbook({"k8s_rdma_network_kubeconfig": kubeconfig_variant(tmp_path, "kubeconfig-viewer")})
@@ -460,19 +467,13 @@ def test_a_user_who_may_write_all_but_services_is_stopped_before_the_exporter(fr
     """The exporter's Service is reviewed like the rest: a user who may write everything else is refused, and the
     refusal names only what is denied; nothing is written, not even the ConfigMap and DaemonSet that were allowed."""
     writes = ["create", "patch", "update", "delete"]
-    rules = [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]},
+    rules = [READ_ALL,
              {"apiGroups": [""], "resources": ["configmaps", "serviceaccounts"], "verbs": writes},
              {"apiGroups": ["apps"], "resources": ["daemonsets"], "verbs": writes},
              # The NetworkAttachmentDefinition CRD and the inventory's networks, which the role keeps whatever else it does.
              {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": writes},
              {"apiGroups": ["k8s.cni.cncf.io"], "resources": ["network-attachment-definitions"], "verbs": writes}]
-    fresh.resource("rbac.authorization.k8s.io/v1", "ClusterRole").create(body={
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "lab-no-services"},
-        "rules": rules})
-    fresh.resource("rbac.authorization.k8s.io/v1", "ClusterRoleBinding").create(body={
-        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "lab-no-services"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "lab-no-services"},
-        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "viewer"}]})
+    grant_viewer(fresh, "lab-no-services", rules)
     before = fresh.snapshot()
     mark = fresh.audit_mark()
     wanted = dict(EXPORTER, k8s_rdma_network_kubeconfig=kubeconfig_variant(tmp_path, "kubeconfig-viewer"))
