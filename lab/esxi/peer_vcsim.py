@@ -98,7 +98,7 @@ def build():
         started = time.time()
         # What the wait is for: the first setup builds this while nothing else says anything.
         sys.stderr.write("vcsim: building the vSphere API simulator from Debian's govmomi into %s (once per recipe; "
-                         "minutes on 2 cores when Go's build cache is cold)\n" % os.path.dirname(target))
+                         "about 30 s on 2 cores)\n" % os.path.dirname(target))
         sys.stderr.flush()
         tmp = tempfile.mkdtemp(prefix="build-", dir=root)
         try:
