@@ -28,8 +28,7 @@ PREFIX_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-
 # A qualified extended resource name (intel.com/sriov_111, aliyun/erdma, rdma/hca_shared_devices_a): an optional
 # DNS-subdomain prefix and a name of at most 63 characters, as the API server validates them.
 EXTENDED_RESOURCE_RE = re.compile(
-    r"^(?:(?P<prefix>[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)/)?"
-    r"(?P<name>[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
+    r"^(?:(?P<prefix>%s)/)?(?P<name>[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$" % PREFIX_RE.pattern[1:-1])
 HEX_ID_RE = re.compile(r"^[0-9a-fA-F]{4}$")
 PCI_RE = re.compile(r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 MACVLAN_MODES = ("bridge", "private", "vepa", "passthru")
