@@ -9,6 +9,8 @@
     lab.admin("gpu1", "flag", ...)    # the firmware simulator's administration commands (lab hosts)
     lab.calls("gpu1")                 # the calls a simulator recorded
     lab.artifact("node1", "console")  # a file the peer writes (serial console, audit log, kubeconfig)
+    with lab.switch_behind("gpu1", "onyx", 22299) as sw:   # a switch reachable only through gpu1's sshd
+        sw.known_hosts_entry, sw.state()
 
 Nothing outside ``lab/`` knows where a simulator keeps its state or how it is started: the
 inventory says which kind of peer a host is, and each peer kind (``lab/common/peer.py``) says how
@@ -18,9 +20,14 @@ Starting, stopping, resetting and ``exec`` go through ``labctl.py`` (the command
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -67,6 +74,11 @@ class Lab(object):
         check = kwargs.pop("check", False)
         return subprocess.run([sys.executable, LABCTL, "--inventory", self.inventory, "--lab-dir", self.dir,
                                "exec", host, "--"] + list(argv), check=check, **kwargs)
+
+    def switch_behind(self, jump, kind, port):
+        """A switch simulator reachable only from inside lab host ``jump``, through its sshd (a context manager:
+        ``SwitchBehind``, started on enter, stopped and removed on exit)."""
+        return SwitchBehind(self, jump, kind, port)
 
     # --- reading and arming peers (each peer kind implements these; see lab/common/peer.py) -------------
 
@@ -147,3 +159,79 @@ class Lab(object):
         sys.path.insert(0, os.path.join(HERE, "image"))
         import base  # noqa: E402  pylint: disable=import-outside-toplevel,import-error
         return base.make()
+
+
+ONYXSIM = os.path.join(HERE, "onyx", "onyxsim.py")
+NVUESIM = os.path.join(HERE, "nvue", "nvuesim.py")
+
+
+class SwitchBehind(object):
+    """A switch simulator that listens only on the loopback of a lab host's network namespace: from the controller
+    it is reachable only through that host's sshd, as a switch on a management network behind a bastion. ``kind``:
+    ``onyx`` (Onyx CLI over SSH) or ``nvue`` (Cumulus Linux, nv over SSH). Credentials: admin/admin (Onyx),
+    cumulus/cumulus-Lab-secret (NVUE)."""
+
+    def __init__(self, lab, jump, kind, port):
+        if kind not in ("onyx", "nvue"):
+            raise LabError("switch_behind takes onyx or nvue, not %s" % kind)
+        self.lab, self.jump, self.kind, self.port = lab, jump, kind, port
+        self.username, self.password = ("admin", "admin") if kind == "onyx" else ("cumulus", "cumulus-Lab-secret")
+        self.dir = tempfile.mkdtemp(prefix="behind-%s-" % jump, dir=os.path.join(lab.dir))
+        self.state_file = os.path.join(self.dir, "state.json")
+        self.proc = None
+        self.known_hosts_entry = None
+
+    def _argv(self):
+        password = os.path.join(self.dir, "password")
+        with open(password, "w") as handle:
+            handle.write(self.password)
+        key = os.path.join(self.dir, "host_key")
+        if self.kind == "onyx":
+            return [sys.executable, ONYXSIM, "--listen", "127.0.0.1", "--port", str(self.port), "--username",
+                    self.username, "--password-file", password, "--state-file", self.state_file, "--hostname",
+                    "sw-behind", "--version", "3.10.4006", "--ports", "8", "--host-key", key]
+        cert, tls_key = os.path.join(self.dir, "cert.pem"), os.path.join(self.dir, "key.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                        "-subj", "/CN=leaf-behind", "-days", "1", "-keyout", tls_key, "-out", cert],
+                       check=True, capture_output=True)
+        return [sys.executable, NVUESIM, "--listen", "127.0.0.1", "--port", str(self.port + 1000), "--username",
+                self.username, "--password-file", password, "--state-file", self.state_file, "--version", "5.4.0",
+                "--ports", "8", "--breakouts", "", "--cert", cert, "--key", tls_key, "--no-rest", "--ssh-port",
+                str(self.port), "--host-key", key]
+
+    def _listening(self):
+        probe = "import socket; socket.create_connection(('127.0.0.1', %d), 1).close()" % self.port
+        argv = self.lab.peer(self.jump).net_exec_argv([sys.executable, "-c", probe])
+        return subprocess.run(argv, capture_output=True, check=False).returncode == 0
+
+    def __enter__(self):
+        peer = self.lab.peer(self.jump)
+        if not hasattr(peer, "net_exec_argv"):
+            raise LabError("%s (%s) has no network namespace to put a switch behind" % (self.jump, peer.kind))
+        log = open(os.path.join(self.dir, "sim.log"), "a")
+        self.proc = subprocess.Popen(peer.net_exec_argv(self._argv()), stdout=log, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.time() + 30
+        while not self._listening():
+            if self.proc.poll() is not None or time.time() > deadline:
+                self.__exit__(None, None, None)
+                raise LabError("the switch behind %s did not start (see %s)" % (self.jump, log.name))
+            time.sleep(0.3)
+        public = subprocess.run(["ssh-keygen", "-y", "-f", os.path.join(self.dir, "host_key")], capture_output=True,
+                                text=True, check=True)
+        self.known_hosts_entry = "[127.0.0.1]:%d %s" % (self.port, " ".join(public.stdout.split()[:2]))
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def state(self):
+        """The simulator's state (Onyx: running config, commands, logins; NVUE: applied config, requests)."""
+        with open(self.state_file) as handle:
+            return json.load(handle)

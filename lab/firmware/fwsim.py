@@ -123,7 +123,7 @@ FLAVORS = {
 
 # --------------------------------------------------------------------------------------------
 # Parameter database (database order = query output order).
-# type: BOOL | ENUM | INT; values: name->number (BOOL/ENUM); min/max: INT range, max may name a
+# Kinds: BOOL | ENUM | INT; values: name->number (BOOL/ENUM); min/max: INT range, max may name a
 # model attribute ('max_vfs', 'max_pf'); ro: read-only; size: array length (None = scalar).
 # --------------------------------------------------------------------------------------------
 BOOL_VALUES = {'False': 0, 'True': 1}

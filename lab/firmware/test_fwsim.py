@@ -114,7 +114,7 @@ def sim(tmp_path):
 
 @pytest.fixture
 def cx7(sim):
-    # A model without a real query in the corpus: its read-only rows come from the vocabulary (see docs/lab.md).
+    # A model without a real query in the corpus: its read-only rows come from the vocabulary (see docs/contributing/lab.md).
     sim.admin('init', '--model', 'ConnectX7', '--pci', '0000:86:00.0')
     return sim
 

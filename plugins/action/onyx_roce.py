@@ -4,11 +4,14 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Runs roce.fabric.onyx_roce on the controller with the switch's inventory connection variables.
 
-A play can target the switches themselves (``hosts: roce_switches``): the module runs locally (a
-switch cannot run Python) and, unless the task sets them, takes ``host``, ``port``, ``username``,
-``password`` and ``ssh_key_file`` from ``ansible_host``, ``ansible_port``, ``ansible_user``,
-``ansible_password`` and ``ansible_ssh_private_key_file``, and ``host_key_checking`` and ``known_hosts_file``
-from ``onyx_host_key_checking`` and ``onyx_known_hosts_file``.
+A play can target the switches themselves (``hosts: roce_switches``): the module runs locally (a switch cannot run
+Python) and, unless the task sets them, takes its connection options as Ansible's network connections do:
+``host``, ``port``, ``username``, ``password`` and ``ssh_key_file`` from ``ansible_host``, ``ansible_port``,
+``ansible_user``, ``ansible_password`` (or ``--ask-pass``) and ``ansible_ssh_private_key_file``; ``timeout`` from
+``ansible_command_timeout``; ``proxy_command`` (a jump host) from ``ansible_paramiko_proxy_command``, else a
+``ProxyCommand`` or ``ProxyJump`` in ``ansible_ssh_common_args`` / ``ansible_ssh_extra_args``; and
+``host_key_checking`` and ``known_hosts_file`` from ``onyx_host_key_checking`` and ``onyx_known_hosts_file``.
+A switch that does not answer is reported unreachable, as a host is.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import sys
 
 from ansible.plugins.action import ActionBase
 from ansible.plugins.loader import connection_loader
+
+from ansible_collections.roce.fabric.plugins.module_utils.common.ssh import proxy_command
 
 # module option -> inventory variables, first one set wins
 CONNECTION_VARS = (
@@ -27,7 +32,10 @@ CONNECTION_VARS = (
     ("ssh_key_file", ("ansible_ssh_private_key_file", "ansible_private_key_file")),
     ("host_key_checking", ("onyx_host_key_checking",)),
     ("known_hosts_file", ("onyx_known_hosts_file",)),
+    ("timeout", ("ansible_command_timeout",)),
 )
+# The options a rendered task (no switch) takes from nothing.
+OFFLINE_STATES = ("rendered",)
 
 
 class ActionModule(ActionBase):
@@ -37,23 +45,55 @@ class ActionModule(ActionBase):
     _requires_connection = False
     MODULE = "roce.fabric.onyx_roce"
     CONNECTION_VARS = CONNECTION_VARS
+    # Where the module takes a jump host (the SSH transport); None: it takes none.
+    PROXY_OPTION = "proxy_command"
+
+    def _connection_args(self, args, task_vars):
+        """The task's arguments with the inventory's connection variables filled in where the task gives none."""
+        args = dict(args)
+        for option, names in self.CONNECTION_VARS:
+            if args.get(option) is not None:
+                continue
+            for name in names:
+                value = task_vars.get(name)
+                if value is not None:
+                    args[option] = self._templar.template(value)
+                    break
+        if args.get("password") is None and getattr(self._play_context, "password", None):
+            args["password"] = self._play_context.password  # --ask-pass
+        if self.PROXY_OPTION and args.get(self.PROXY_OPTION) is None:
+            template = self._templar.template
+            command = proxy_command(
+                [template(task_vars.get(name)) for name in ("ansible_ssh_common_args", "ansible_ssh_extra_args")
+                 if task_vars.get(name)],
+                template(task_vars.get("ansible_paramiko_proxy_command")) if task_vars.get(
+                    "ansible_paramiko_proxy_command") else None)
+            if command:
+                args[self.PROXY_OPTION] = command
+        return args
 
     def run(self, tmp=None, task_vars=None):
         task_vars = task_vars or {}
         result = super(ActionModule, self).run(tmp, task_vars)
         args = dict(self._task.args)
-        if args.get("state", "merged") != "rendered":
-            for option, names in self.CONNECTION_VARS:
-                if args.get(option) is not None:
-                    continue
-                for name in names:
-                    value = task_vars.get(name)
-                    if value is not None:
-                        args[option] = self._templar.template(value)
-                        break
+        if args.get("state", "merged") not in OFFLINE_STATES:
+            args = self._connection_args(args, task_vars)
+            refused = self._refuse(args, task_vars)
+            if refused:
+                result.update(failed=True, msg=refused)
+                return result
         # The module runs here, on the controller, with the interpreter that runs Ansible (it has netmiko).
         if self._connection.transport != "local":
             self._connection = connection_loader.get("local", self._play_context, None)
         module_vars = dict(task_vars, ansible_python_interpreter=sys.executable)
         result.update(self._execute_module(module_name=self.MODULE, module_args=args, task_vars=module_vars))
+        # A switch that does not answer is unreachable, as a host is: Ansible's recap counts it so, and a play can
+        # go on without it (ignore_unreachable). The module's message carries the whole cause.
+        if result.get("failed") and result.get("failure") == "unreachable":
+            result["unreachable"] = True
+            del result["failed"]  # Ansible takes a failed result as failed before it looks at unreachable
         return result
+
+    def _refuse(self, args, task_vars):
+        """A message when the inventory asks for what the module cannot do; None otherwise."""
+        return None

@@ -10,6 +10,7 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.roce.fabric.plugins.module_utils.qos.counters import traffic_check
+from ansible_collections.roce.fabric.plugins.module_utils.qos.host import InterfacesError, interfaces
 from ansible_collections.roce.fabric.plugins.module_utils.qos.switch import role_args
 from ansible_collections.roce.fabric.plugins.module_utils.qos.contract import (
     ContractError,
@@ -65,6 +66,13 @@ def roce_qos_traffic(netdev, before, after, contract, capture=None, min_share=0.
                          min_share=float(min_share), min_bytes=int(min_bytes))
 
 
+def nic_qos_interfaces(value, devices=None):
+    try:
+        return interfaces(value, devices)
+    except InterfacesError as exc:
+        raise AnsibleFilterError(str(exc))
+
+
 class FilterModule(object):
 
     def filters(self):
@@ -74,4 +82,5 @@ class FilterModule(object):
             "roce_qos_conflicts": roce_qos_conflicts,
             "roce_qos_traffic": roce_qos_traffic,
             "roce_switch_args": roce_switch_args,
+            "nic_qos_interfaces": nic_qos_interfaces,
         }

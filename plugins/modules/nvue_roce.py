@@ -55,7 +55,9 @@ options:
       - Required unless O(state=rendered).
     type: str
   port:
-    description: HTTPS port of the NVUE REST API. Taken from C(nvue_api_port) by the action plugin.
+    description:
+      - HTTPS port of the NVUE REST API. Taken from C(nvue_api_port), else C(ansible_httpapi_port), by the action
+        plugin. The API is HTTPS only - C(ansible_httpapi_use_ssl) false is refused.
     type: int
     default: 8765
   ssh_port:
@@ -75,6 +77,15 @@ options:
   known_hosts_file:
     description: A known_hosts file with the switches' keys (O(transport=ssh)). Taken from C(nvue_known_hosts_file).
     type: path
+  proxy_command:
+    description:
+      - A command whose standard input and output carry the SSH session (O(transport=ssh)) through a jump host
+        (C(ssh -W %h:%p admin@bastion)); C(%h), C(%p) and C(%r) become the switch's address, SSH port and user. Run on
+        the controller without a shell.
+      - Taken by the action plugin from C(ansible_paramiko_proxy_command), else from a C(ProxyCommand) or
+        C(ProxyJump) (C(-J)) in C(ansible_ssh_common_args) or C(ansible_ssh_extra_args).
+      - The REST transport goes through the proxy of the controller's C(https_proxy) environment variable instead.
+    type: str
   username:
     description: API user (a Cumulus Linux account). Taken from C(ansible_user) by the action plugin.
     type: str
@@ -87,7 +98,8 @@ options:
     description:
       - Check the switch's certificate against the controller's trust store and O(ca_path). A switch still on the
         self-signed certificate Cumulus Linux ships needs its certificate (or its CA) in O(ca_path), or V(false),
-        which sends the password to whoever answers. Taken from C(nvue_validate_certs) by the action plugin.
+        which sends the password to whoever answers. Taken from C(nvue_validate_certs), else
+        C(ansible_httpapi_validate_certs), by the action plugin.
     type: bool
     default: true
   ca_path:
@@ -189,9 +201,12 @@ options:
   state:
     description:
       - V(merged) configures the switch.
-      - V(rendered) returns the C(nv) commands for a switch with nothing configured, without connecting to anything.
+      - V(gathered) reads the applied configuration (one C(GET) or C(nv config show)) and returns its RoCE part, in
+        this module's own option shape (RV(gathered)); given back with V(merged), it changes nothing.
+      - V(rendered) returns the C(nv) commands for a switch with nothing configured, without connecting to anything
+        (RV(rendered)).
     type: str
-    choices: [merged, rendered]
+    choices: [merged, gathered, rendered]
     default: merged
 notes:
   - Bad input (port names, overlapping ports, VLANs, MTU, thresholds, priorities) fails before any connection.
@@ -239,6 +254,34 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+before:
+  description:
+    - The switch's configuration of the given ports and settings before the task, in this module's option shape
+      (RoCE mode, trust, PFC, ECN, VLANs with their access and trunk ports, port entries), whether or not C(--diff)
+      is on.
+  returned: when the switch was read (state merged)
+  type: dict
+  sample: {roce_mode: disabled, vlans: [], ports: [], pfc: {enabled: true, priorities: []}, ecn: []}
+after:
+  description: The same after the task (in check mode, as it would be), from the same wanted state as RV(commands).
+  returned: when the switch was read (state merged)
+  type: dict
+  sample: {roce_mode: lossless, trust: l3, vlans: [{id: 111, access_ports: [swp1-4], trunk_ports: []}],
+           ports: [{ports: [swp1-4], mtu: 9216}], pfc: {enabled: true, priorities: [3]},
+           ecn: [{traffic_class: 3, min_bytes: 150000, max_bytes: 1500000}]}
+gathered:
+  description: The switch's RoCE configuration (every port the applied configuration names), in this module's option
+    shape (state gathered).
+  returned: state gathered
+  type: dict
+  sample: {roce_mode: lossless, trust: l3, vlans: [{id: 111, access_ports: [swp1-4], trunk_ports: [swp31s0-3]}],
+           ports: [{ports: [swp1-4, swp31s0-3], mtu: 9216}], pfc: {enabled: true, priorities: [3]},
+           ecn: [{traffic_class: 3, min_bytes: 150000, max_bytes: 1500000}]}
+rendered:
+  description: The C(nv) commands for a switch with nothing configured (state rendered), as RV(commands).
+  returned: state rendered
+  type: list
+  elements: str
 changed:
   description: Whether a revision was (or, in check mode, would be) applied.
   returned: always
@@ -315,6 +358,7 @@ def argument_spec():
         ssh_key_file=dict(type="path"),
         host_key_checking=dict(type="bool", default=True),
         known_hosts_file=dict(type="path"),
+        proxy_command=dict(type="str"),
         username=dict(type="str"),
         password=dict(type="str", no_log=True),
         validate_certs=dict(type="bool", default=True),
@@ -344,7 +388,7 @@ def argument_spec():
         )),
         save=dict(type="bool", default=False),
         allow_link_toggle=dict(type="bool", default=True),
-        state=dict(type="str", default="merged", choices=["merged", "rendered"]),
+        state=dict(type="str", default="merged", choices=["merged", "gathered", "rendered"]),
     )
 
 
@@ -354,7 +398,7 @@ def invalid(exc):
 
 def report_plan(run, planned):
     run.update(commands=planned["commands"], patch=planned["patch"], toggled_ports=planned["toggled"],
-               switch_wide=planned["switch_wide"])
+               switch_wide=planned["switch_wide"], before=planned["before"], after=planned["after"])
     run.set_diff(planned["diff"]["before"], planned["diff"]["after"])
 
 
@@ -362,9 +406,25 @@ def connect(params):
     if params["transport"] == "ssh":
         return NvueSsh(params["host"], params["ssh_port"], params["username"], params["password"], params["timeout"],
                        key_file=params["ssh_key_file"], host_key_checking=params["host_key_checking"],
-                       known_hosts_file=params["known_hosts_file"])
+                       known_hosts_file=params["known_hosts_file"], proxy_command=params["proxy_command"])
     return NvueRest(params["host"], params["port"], params["username"], params["password"], params["timeout"],
                     validate_certs=params["validate_certs"], ca_path=params["ca_path"])
+
+
+def gather(run, params):
+    """state gathered: one read of the applied configuration, its RoCE part in the module's option shape."""
+    api = connect(params)
+    try:
+        config = api.applied()
+        try:
+            release = parsers.release_of(config)
+        except ValueError as exc:
+            raise FabricError("The switch's answer is not an NVUE configuration: %s" % exc)
+        run.update(release=release, gathered=state.gathered(parsers.parse_config(config)))
+    finally:
+        run.update(requests=list(api.requests))
+        if isinstance(api, NvueSsh):
+            api.close()
 
 
 def converge(run, params, want):
@@ -437,7 +497,7 @@ def apply_revision(run, api, params, planned, want):
 def main():
     module = AnsibleModule(
         argument_spec=argument_spec(),
-        required_if=[("state", "merged", ["host", "username"])],
+        required_if=[("state", "merged", ["host", "username"]), ("state", "gathered", ["host", "username"])],
         supports_check_mode=True,
     )
     params = module.params
@@ -449,16 +509,21 @@ def main():
 
     if params["state"] == "rendered":
         report_plan(run, state.plan(want, state.factory_state()))
+        run.update(rendered=run.result["commands"])
+        run.result.pop("before", None)
+        run.result.pop("after", None)
         run.changed(False)
         module.exit_json(**run.result)
 
-    if params["state"] == "merged" and not params["password"] and not (params["transport"] == "ssh" and params["ssh_key_file"]):
+    if not params["password"] and not (params["transport"] == "ssh" and params["ssh_key_file"]):
         run.fail("Give the switch's password (ansible_password), or ssh_key_file with transport ssh")
     for key, low, high in (("timeout", 1, 3600), ("apply_timeout", 1, 3600), ("port", 1, 65535), ("ssh_port", 1, 65535)):
         if not low <= params[key] <= high:
             run.fail("Invalid input, nothing was sent to the switch: %s %d is outside %d-%d" % (key, params[key], low, high))
     if params["transport"] == "ssh" and PARAMIKO_IMPORT_ERROR:
         module.fail_json(msg=missing_required_lib("paramiko"), exception=PARAMIKO_IMPORT_ERROR)
+    if params["state"] == "gathered":
+        run.execute(lambda run: gather(run, params))
     run.execute(lambda run: converge(run, params, want))
 
 

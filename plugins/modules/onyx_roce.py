@@ -22,8 +22,11 @@ description:
     the port is shut down around an MTU change). It stops at the first command the switch refuses and reports
     which commands were applied and which were not; running it again converges.
   - Runs on the controller with netmiko's C(mellanox_mlnxos) driver. With the collection's action plugin the
-    connection options come from the switch's inventory (C(ansible_host), C(ansible_user), C(ansible_password),
-    C(ansible_ssh_private_key_file), C(ansible_port)), so a play can target the switches (for example the group C(roce_switches)) directly.
+    connection options come from the switch's inventory as Ansible's network connections take them
+    (C(ansible_host), C(ansible_port), C(ansible_user), C(ansible_password) or C(--ask-pass),
+    C(ansible_ssh_private_key_file), C(ansible_command_timeout), a jump host from C(ansible_ssh_common_args) or
+    C(ansible_paramiko_proxy_command)), so a play can target the switches (for example the group
+    C(roce_switches)) directly. A switch that does not answer is reported unreachable.
 author:
   - roce.fabric contributors (@roce-fabric)
 extends_documentation_fragment:
@@ -70,6 +73,17 @@ options:
     description: A known_hosts file with the switches' keys, read besides C(~/.ssh/known_hosts). Taken from
       C(onyx_known_hosts_file) by the action plugin; environment C(ONYX_KNOWN_HOSTS_FILE).
     type: path
+  proxy_command:
+    description:
+      - A command whose standard input and output carry the SSH session to the switch, through a jump host
+        (C(ssh -W %h:%p admin@bastion)); C(%h), C(%p) and C(%r) become the switch's address, port and user. Run on
+        the controller without a shell.
+      - Taken by the action plugin from C(ansible_paramiko_proxy_command), else from a C(ProxyCommand) or
+        C(ProxyJump) (C(-J)) in C(ansible_ssh_common_args) or C(ansible_ssh_extra_args), as Ansible's SSH
+        connections take them.
+      - The switch's host key is checked as without a jump host (its known_hosts entry names the switch's address
+        and port).
+    type: str
   roce_mode:
     description:
       - V(lossless) (C(roce), full PFC), V(semi-lossless), V(lossy) (ECN only, no PFC) or V(disabled) (C(no roce)).
@@ -179,9 +193,11 @@ options:
   state:
     description:
       - V(merged) configures the switch.
-      - V(rendered) returns the commands for a switch in factory state without connecting to anything.
+      - V(gathered) reads the switch and returns its RoCE configuration, every port, in this module's own option
+        shape (RV(gathered)); given back with V(merged), it changes nothing. Nothing is sent but the reads.
+      - V(rendered) returns the commands for a switch in factory state without connecting to anything (RV(rendered)).
     type: str
-    choices: [merged, rendered]
+    choices: [merged, gathered, rendered]
     default: merged
 notes:
   - Bad input (port names, overlapping ranges, VLAN, MTU, thresholds, modes) fails before any connection.
@@ -243,6 +259,35 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+before:
+  description:
+    - The switch's configuration of the given ports and settings before the task, in this module's option shape
+      (RoCE mode, VLANs with their access and trunk ports, per-port entries, PFC), whether or not C(--diff) is on.
+  returned: when the switch was read (state merged)
+  type: dict
+  sample: {roce_mode: disabled, vlans: [], ports: [{ports: [1/1-1/4], mtu: 1500, pfc: false, shutdown: false}],
+           pfc: {enabled: false, priorities: []}}
+after:
+  description: The same after the task (in check mode, as it would be), from the same comparison as RV(commands).
+  returned: when the switch was read (state merged)
+  type: dict
+  sample: {roce_mode: lossless, vlans: [{id: 111, name: roce, access_ports: [1/1-1/4], trunk_ports: []}],
+           ports: [{ports: [1/1-1/4], mtu: 9216, pfc: true, shutdown: false, trust: L3}],
+           pfc: {enabled: true, priorities: [3]}}
+gathered:
+  description: The switch's whole RoCE configuration (every port), in this module's option shape (state gathered).
+  returned: state gathered
+  type: dict
+  sample: {roce_mode: lossless, vlans: [{id: 111, name: roce, access_ports: [1/1-1/4], trunk_ports: [1/32]}],
+           ports: [{ports: [1/1-1/4, 1/32], mtu: 9216, pfc: true, shutdown: false, trust: L3,
+                    ecn: [{traffic_class: 3, min_kb: 150, max_kb: 1500}]},
+                   {ports: [1/5-1/31], mtu: 1500, pfc: false, shutdown: false}],
+           pfc: {enabled: true, priorities: [3]}}
+rendered:
+  description: The commands for a switch in factory state (state rendered), as RV(commands).
+  returned: state rendered
+  type: list
+  elements: str
 changed:
   description: Whether commands were (or, in check mode, would be) sent.
   returned: always
@@ -349,7 +394,7 @@ def argument_spec():
         allow_link_toggle=dict(type="bool", default=True),
         record_dir=dict(type="path", default="~/.local/state/roce-fabric/onyx"),
         lock_timeout=dict(type="int", default=600),
-        state=dict(type="str", default="merged", choices=["merged", "rendered"]),
+        state=dict(type="str", default="merged", choices=["merged", "gathered", "rendered"]),
     )
     return spec
 
@@ -358,11 +403,27 @@ def invalid(exc):
     return FabricError("Invalid input, nothing was sent to the switch: %s" % exc)
 
 
+def open_session(params):
+    return OnyxSession(params["host"], params["port"], params["username"], params["password"], params["ssh_key_file"],
+                       params["timeout"], host_key_checking=params["host_key_checking"],
+                       known_hosts_file=params["known_hosts_file"], proxy_command=params["proxy_command"])
+
+
+def gather(run, params):
+    """state gathered: one session of reads, the configuration in the module's option shape."""
+    session = open_session(params)
+    try:
+        session.open()
+        release, have, roce_mode, _existing = state.read_switch(session)
+        run.update(gathered=state.gathered(have, roce_mode), release=release)
+    finally:
+        session.close()
+        run.update(logins=session.logins)
+
+
 def converge(run, params, want):
     """Read the switch once, compare once, send what differs, save if asked."""
-    session = OnyxSession(params["host"], params["port"], params["username"], params["password"], params["ssh_key_file"],
-                          params["timeout"], host_key_checking=params["host_key_checking"],
-                          known_hosts_file=params["known_hosts_file"])
+    session = open_session(params)
     record = HeldDown(params["record_dir"], params["host"], params["port"])
     with SwitchLock(params["record_dir"], params["host"], params["port"], params["lock_timeout"]) as lock:
         held = record.load()
@@ -382,7 +443,7 @@ def in_session(run, params, want, session, record, held):
         planned = state.plan(want, have, release, roce_mode=roce_mode, held_down=held)
         commands = planned["commands"]
         run.update(commands=commands, toggles_ports=bool(planned["toggles"]), toggled_ports=planned["toggles"], release=release,
-                   restored_ports=planned["restores"], held_down_ports=[])
+                   restored_ports=planned["restores"], held_down_ports=[], before=planned["before"], after=planned["after"])
         run.set_diff(planned["diff"]["before"], planned["diff"]["after"])
         if planned["toggles"] and not params["allow_link_toggle"]:
             raise FabricError("The change would take links down and up on %s (%s); nothing was sent. Allow it "
@@ -450,7 +511,7 @@ def held_message(restored, left):
 def main():
     module = AnsibleModule(
         argument_spec=argument_spec(),
-        required_if=[("state", "merged", ["host", "username"])],
+        required_if=[("state", "merged", ["host", "username"]), ("state", "gathered", ["host", "username"])],
         supports_check_mode=True,
     )
     params = module.params
@@ -462,7 +523,7 @@ def main():
 
     if params["state"] == "rendered":
         commands, toggles = state.generate_commands(want, parsers.parse_running_config(""), parsers.JSON_LAYOUT_VERSION, roce_mode="disabled")
-        run.update(commands=commands, toggles_ports=bool(toggles), toggled_ports=toggles)
+        run.update(commands=commands, rendered=commands, toggles_ports=bool(toggles), toggled_ports=toggles)
         module.exit_json(**run.result)
 
     if not 1 <= params["timeout"] <= 3600:
@@ -473,6 +534,8 @@ def main():
         module.fail_json(msg=missing_required_lib("netmiko"), exception=NETMIKO_IMPORT_ERROR)
     if not params["password"] and not params["ssh_key_file"]:
         module.fail_json(msg="Give the switch's password or ssh_key_file (or ansible_password / ansible_ssh_private_key_file in the inventory)")
+    if params["state"] == "gathered":
+        run.execute(lambda run: gather(run, params))
     run.execute(lambda run: converge(run, params, want))
 
 

@@ -202,6 +202,10 @@ ansible_facts:
               description: For a software device, the NUMA node of O(ignore:parent_pci); null otherwise.
               type: int
               sample: -1
+            virtual_function:
+              description: Whether the device is an SR-IOV virtual function (its PCI function links to a C(physfn)).
+              type: bool
+              sample: false
             ports:
               description: The device's ports.
               type: list
@@ -281,6 +285,7 @@ ansible_facts:
             - name: rxe0
               driver: rxe
               software: true
+              virtual_function: false
               fw_ver: "0.0.0"
               node_type: CA
               node_guid: "5054:00ff:fe72:5712"

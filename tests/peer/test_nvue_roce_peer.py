@@ -136,7 +136,7 @@ def test_connection_dropped_before_apply_converges(leaf1):
     before = leaf1.state()
     leaf1.set_faults(drop_after=2)  # the read and the revision answer, then silence
     result = leaf1.module(MODULE, dict(SEED, timeout=5))
-    assert result["failed"] is True and "did not answer" in result["msg"], result
+    assert result.get("unreachable") is True and result["failure"] == "unreachable" and "did not answer" in result["msg"], result
     assert leaf1.state()["applied"] == before["applied"]
     leaf1.set_faults()
     again = leaf1.module(MODULE, SEED)
@@ -166,7 +166,7 @@ def test_certificate_not_signed_by_a_trusted_ca_is_refused(leaf1):
 
 def test_switch_down(leaf1):
     result = leaf1.module(MODULE, dict(SEED, port=28799, timeout=5))
-    assert result["failed"] is True and "did not answer" in result["msg"], result
+    assert result.get("unreachable") is True and result["failure"] == "unreachable" and "did not answer" in result["msg"], result
 
 
 # --- nv over SSH (leaf2: Cumulus Linux 5.4.0, REST API off) ----------------------------------------------------------
@@ -327,3 +327,87 @@ def test_ssh_session_dropped_while_staging_leaves_the_applied_configuration(leaf
     leaf2.set_faults()
     converges(leaf2, SSH_SEED)
     assert leaf2.state()["pending"] == {}, "staged changes of the dropped run were applied or left behind"
+
+
+def leaf1_inventory(tmp_path, extra):
+    """leaf1 as a site that uses Ansible's httpapi variables for the NVUE API, not the collection's own."""
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text(
+        "all:\n  hosts:\n    leaf1:\n      ansible_host: 127.0.0.1\n      ansible_user: cumulus\n"
+        "      ansible_password: cumulus-Lab-secret\n      ansible_network_os: nvue\n      nvue_ca_path: %s\n"
+        "      roce_switch_ports: [{ports: [swp5-6], mtu: 9000}]\n%s"
+        % (os.path.join(LAB.dir, "switches", "nvue-ca.pem"), extra))
+    playbook = tmp_path / "play.yml"
+    playbook.write_text("- hosts: leaf1\n  gather_facts: false\n  roles:\n    - role: roce.fabric.roce_switch\n")
+    return str(inventory), str(playbook)
+
+
+def test_the_httpapi_connection_variables_reach_the_nvue_api(leaf1, tmp_path):
+    """Issue 36 (5): a site that already talks to its Cumulus switches through Ansible's httpapi connection names
+    the API's port and certificate checking with ansible_httpapi_port and ansible_httpapi_validate_certs; the
+    module takes them. ansible_httpapi_use_ssl false is refused before any request (the API is HTTPS only)."""
+    inventory, playbook = leaf1_inventory(tmp_path, "      ansible_httpapi_port: 28765\n"
+                                                    "      ansible_httpapi_validate_certs: true\n"
+                                                    "      ansible_command_timeout: 10\n")
+    proc = subprocess.run(["ansible-playbook", "-i", inventory, playbook], capture_output=True, text=True, cwd=REPO,
+                          check=False)
+    assert proc.returncode == 0 and "changed=1" in proc.stdout, proc.stdout[-3000:]
+    assert port(leaf1, "swp5")["link"]["mtu"] == 9000
+    before = leaf1.state()
+    inventory, playbook = leaf1_inventory(tmp_path, "      ansible_httpapi_port: 28765\n"
+                                                    "      ansible_httpapi_use_ssl: false\n")
+    proc = subprocess.run(["ansible-playbook", "-i", inventory, playbook], capture_output=True, text=True, cwd=REPO,
+                          check=False)
+    assert proc.returncode != 0 and "the NVUE REST API is served over HTTPS only" in proc.stdout, proc.stdout[-3000:]
+    assert len(leaf1.calls()) == len(before["requests"])
+    unchanged(leaf1, before)
+
+
+def test_nv_over_ssh_through_a_jump_host(gpu1, tmp_path):
+    """Issue 36 (5): ansible_paramiko_proxy_command (the paramiko connection's jump host) carries the nv session to
+    a Cumulus switch that listens only where the lab host gpu1 reaches it; its host key is checked as without it."""
+    lab_key = os.path.join(LAB.dir, "ssh", "id_ed25519")
+    with LAB.switch_behind("gpu1", "nvue", 22298) as switch:
+        known = tmp_path / "known_hosts"
+        known.write_text(switch.known_hosts_entry + "\n")
+        inventory = tmp_path / "hosts.yml"
+        inventory.write_text(
+            "all:\n  hosts:\n    leaf-behind:\n      ansible_host: 127.0.0.1\n      ansible_port: 22298\n"
+            "      ansible_user: cumulus\n      ansible_password: cumulus-Lab-secret\n      ansible_network_os: nvue\n"
+            "      nvue_transport: ssh\n      nvue_known_hosts_file: %s\n"
+            "      ansible_paramiko_proxy_command: ssh -i %s -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null"
+            " -o LogLevel=ERROR -W %%h:%%p root@10.77.0.11\n"
+            "      roce_switch_roce_mode: lossy\n      roce_switch_ports: [{ports: [swp1-2], mtu: 9216}]\n"
+            % (known, lab_key))
+        playbook = tmp_path / "play.yml"
+        playbook.write_text("- hosts: leaf-behind\n  gather_facts: false\n  vars:\n    roce_fabric_qos: {mode: lossy}\n"
+                            "  roles:\n    - role: roce.fabric.roce_switch\n")
+        first = subprocess.run(["ansible-playbook", "-i", str(inventory), str(playbook)], capture_output=True, text=True,
+                               cwd=REPO, check=False)
+        assert first.returncode == 0 and "changed=1" in first.stdout, first.stdout[-3000:]
+        applied = switch.state()["applied"]
+        assert applied["interface"]["swp1"]["link"]["mtu"] == 9216 and applied["qos"]["roce"]["mode"] == "lossy"
+        second = subprocess.run(["ansible-playbook", "-i", str(inventory), str(playbook)], capture_output=True,
+                                text=True, cwd=REPO, check=False)
+        assert second.returncode == 0 and "changed=0" in second.stdout, second.stdout[-3000:]
+
+
+@pytest.mark.parametrize("which", ["leaf1", "leaf2"])
+def test_gathered_is_the_switchs_configuration_in_the_modules_own_shape(which, request):
+    """Issue 36 (5): state gathered reads the applied configuration once (REST on leaf1, nv over SSH on leaf2) and
+    returns its RoCE part as the module's options; given back with state merged it changes nothing and creates no
+    revision. Results carry before/after without --diff."""
+    switch = request.getfixturevalue(which)
+    seed = SEED if which == "leaf1" else SSH_SEED
+    seeded = switch.module(MODULE, seed)
+    assert seeded["changed"] is True and seeded["after"]["roce_mode"] == seed["roce_mode"], seeded
+    assert seeded["before"] != seeded["after"]
+    before = switch.state()
+    got = switch.module(MODULE, dict(state="gathered"))
+    assert got.get("failed") is not True and got["changed"] is False, got
+    assert got["gathered"]["roce_mode"] == seed["roce_mode"] and got["gathered"]["trust"] == "l3"
+    assert switch.mutating_requests() == [r for r in before["requests"] if r["method"] != "GET"
+                                          and not (r["method"] == "SSH" and r["path"].startswith("nv config show"))]
+    again = switch.module(MODULE, got["gathered"])
+    assert again["changed"] is False and again["commands"] == [] and again["before"] == again["after"], again
+    unchanged(switch, before)

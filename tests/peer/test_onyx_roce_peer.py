@@ -95,7 +95,7 @@ def test_wrong_credentials(sw1):
 
 def test_switch_down(sw1):
     result = sw1.module(MODULE, dict(SEED, port=22299, timeout=5))
-    assert result["failed"] is True and result["failure"] == "unreachable", result
+    assert result.get("unreachable") is True and result["failure"] == "unreachable", result
 
 
 def test_refused_command_reports_applied_and_converges(sw1):
@@ -225,41 +225,40 @@ def test_role_refuses_link_toggling_changes_when_asked(sw1, tmp_path):
     assert sw1.state()["logins"] == 1
 
 
-def test_deprecated_onyx_switch_role_and_variables_still_work(sw1, tmp_path):
-    """The onyx_switch role and its onyx_switch_* variables, kept for one release: the role runs roce_switch, which
-    reads them (warning that they are deprecated), and keeps onyx_switch_result."""
+def test_a_switch_without_ansible_network_os_is_refused_and_unchanged(sw1, tmp_path):
+    """A switch whose inventory names no OS is not taken as Onyx: the role fails naming the variable to set, and the
+    switch gets no login and no command."""
     inventory = tmp_path / "hosts.yml"
     known_hosts = os.path.join(LAB.dir, "switches", "known_hosts")
     inventory.write_text(
         "all:\n  hosts:\n    sw1:\n      ansible_host: 127.0.0.1\n      ansible_port: 22201\n      ansible_user: admin\n"
-        "      ansible_password: admin\n      onyx_known_hosts_file: %s\n      onyx_switch_roce_mode: lossless\n"
-        "      onyx_switch_ports: [{ports: [1/5-1/6], mtu: 9000, trust: L3, pfc: true}]\n"
-        "      onyx_switch_pfc: {enabled: true, priorities: [3]}\n" % known_hosts)
+        "      ansible_password: admin\n      onyx_known_hosts_file: %s\n"
+        "      roce_switch_ports: [{ports: [1/5-1/6], mtu: 9000}]\n" % known_hosts)
     playbook = tmp_path / "play.yml"
-    playbook.write_text("- hosts: sw1\n  gather_facts: false\n  roles:\n    - role: roce.fabric.onyx_switch\n"
-                        "  post_tasks:\n    - name: result\n      ansible.builtin.assert:\n"
-                        "        that: onyx_switch_result.changed\n")
+    playbook.write_text("- hosts: sw1\n  gather_facts: false\n  roles:\n    - role: roce.fabric.roce_switch\n")
+    before = sw1.state()
     proc = subprocess.run(["ansible-playbook", "-i", str(inventory), str(playbook)], capture_output=True, text=True, cwd=REPO,
                           check=False)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    assert "roce.fabric.onyx_switch is deprecated" in proc.stdout and "onyx_switch_ports" in proc.stdout
-    assert running_port(sw1, "1/5")["mtu"] == 9000 and running_port(sw1, "1/6")["trust"] == "L3"
-    assert sw1.state()["running"]["roce"] == "lossless"
+    assert proc.returncode != 0
+    assert "has no ansible_network_os" in proc.stdout, proc.stdout[-3000:]
+    after = sw1.state()
+    assert after["logins"] == before["logins"] and after["running"] == before["running"]
+    assert sw1.config_lines() == []
 
 
 def switch_check(tmp_path):
-    """onyx_switch's verify tasks on sw1 (what playbooks/validate.yml runs first): the report's "qos switch" check."""
+    """roce_switch's verify tasks on sw1 (what playbooks/validate.yml runs first): the report's "qos switch" check."""
     playbook = tmp_path / "verify.yml"
     playbook.write_text(
         "- hosts: sw1\n  gather_facts: false\n  tasks:\n    - name: verify\n      ansible.builtin.include_role:\n"
-        "        name: roce.fabric.onyx_switch\n        tasks_from: verify\n"
-        "    - name: show\n      ansible.builtin.debug:\n        var: onyx_switch_check\n")
+        "        name: roce.fabric.roce_switch\n        tasks_from: verify\n"
+        "    - name: show\n      ansible.builtin.debug:\n        var: roce_switch_check\n")
     env = dict(os.environ, ANSIBLE_LOAD_CALLBACK_PLUGINS="1", ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json")
     proc = subprocess.run(["ansible-playbook", "-i", INVENTORY, str(playbook)], capture_output=True, text=True, cwd=REPO,
                           env=env, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     tasks = json.loads(proc.stdout)["plays"][0]["tasks"]
-    return [t["hosts"]["sw1"]["onyx_switch_check"] for t in tasks if "onyx_switch_check" in t["hosts"].get("sw1", {})][-1]
+    return [t["hosts"]["sw1"]["roce_switch_check"] for t in tasks if "roce_switch_check" in t["hosts"].get("sw1", {})][-1]
 
 
 def test_switch_check_for_the_report_names_the_fix_and_sends_nothing(sw1, tmp_path):
@@ -340,3 +339,143 @@ def test_switch_playbook_takes_one_switch_at_a_time_and_refuses_all_at_once(sw1,
     assert len(batches) == 2, out[-3000:]
     assert "[sw1]" in batches[0] and "[sw2]" not in batches[0] and "[sw2]" in batches[1] and "[sw1]" not in batches[1]
     assert sw1.config_lines() and sw2.config_lines()
+
+
+class ClosingPort(object):
+    """A TCP port that takes every connection and closes it at once, as a switch whose SSH daemon is not running
+    behind a port forward or a dying management plane does: paramiko reads no banner."""
+
+    def __enter__(self):
+        import socket
+        import threading
+        self.server = socket.socket()
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen(16)
+        self.port = self.server.getsockname()[1]
+
+        def serve():
+            while True:
+                try:
+                    conn, _peer = self.server.accept()
+                except OSError:
+                    return
+                conn.close()
+
+        threading.Thread(target=serve, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.close()
+
+
+def two_switch_inventory(tmp_path, dead_port, known_hosts):
+    """sw-dead (first: a serial run reaches it first) and the lab's sw1, both Onyx, in roce_switches."""
+    inventory = tmp_path / "hosts.yml"
+    inventory.write_text(
+        "all:\n  children:\n    roce_switches:\n      hosts:\n"
+        "        sw-dead: {ansible_host: 127.0.0.1, ansible_port: %d}\n"
+        "        sw1: {ansible_host: 127.0.0.1, ansible_port: 22201}\n"
+        "      vars:\n        ansible_network_os: onyx\n        ansible_user: admin\n        ansible_password: admin\n"
+        "        ansible_command_timeout: 5\n        onyx_known_hosts_file: %s\n"
+        "        roce_switch_ports: [{ports: [1/5-1/6], mtu: 9000}]\n" % (dead_port, known_hosts))
+    return str(inventory)
+
+
+def play_json(argv):
+    env = dict(os.environ, ANSIBLE_LOAD_CALLBACK_PLUGINS="1", ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json")
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, env=env, check=False, timeout=600)
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def task_results(out, name):
+    return [t["hosts"] for play in out["plays"] for t in play["tasks"] if t["task"]["name"] == name]
+
+
+def test_check_mode_reads_every_switch_and_ends_with_a_summary_naming_the_one_it_could_not_read(sw1, tmp_path):
+    """Issue 36 (4): --check of roce.yml with an unreachable switch went no further than that switch. Now the others
+    are read, and the run ends with one summary: what each would change, or why it could not be read, with the
+    whole cause (netmiko's first line alone said only where it happened). Nothing is sent to sw1."""
+    known = os.path.join(LAB.dir, "switches", "known_hosts")
+    with ClosingPort() as dead:
+        inventory = two_switch_inventory(tmp_path, dead.port, known)
+        rc, out = play_json(["ansible-playbook", "-i", inventory, "playbooks/roce.yml", "--check", "--tags", "switch"])
+    assert rc == 0, json.dumps(out)[-3000:]
+    lines = task_results(out, "Show the summary")[0]["localhost"]["roce_run_summary.lines"]
+    assert lines[0] == "summary, what each host would change (check mode): 1 unreachable, 1 would change"
+    assert lines[1] == ("sw-dead: switch: unreachable: Cannot reach 127.0.0.1:%d: A paramiko SSHException occurred "
+                        "during connection creation: Error reading SSH protocol banner" % dead.port), lines
+    # The lab's contract (lossless) brings RoCE, ECN, PFC and trust with the MTU: seven commands, six shown.
+    assert len(lines) == 3 and lines[2].startswith("sw1: switch: would change: roce; interface ethernet 1/5-1/6 mtu "
+                                                   "9000 force; ") and lines[2].endswith("; ... 1 more"), lines
+    assert sw1.config_lines() == [] and running_port(sw1, "1/5")["mtu"] == 1500
+
+
+def test_a_real_run_stops_at_the_switch_it_cannot_reach_and_reports_it_unreachable(sw1, tmp_path):
+    """The real run keeps stopping at a failed switch, before the next one is touched; the recap counts the switch
+    as unreachable."""
+    known = os.path.join(LAB.dir, "switches", "known_hosts")
+    before = sw1.state()
+    with ClosingPort() as dead:
+        inventory = two_switch_inventory(tmp_path, dead.port, known)
+        rc, out = play_json(["ansible-playbook", "-i", inventory, "playbooks/switch.yml"])
+    assert rc != 0
+    assert out["stats"]["sw-dead"]["unreachable"] == 1 and "sw1" not in out["stats"]
+    assert sw1.state()["logins"] == before["logins"] and sw1.config_lines() == []
+
+
+def test_a_switch_behind_a_jump_host_is_configured_through_it(gpu1, tmp_path):
+    """Issue 36 (5): the jump host network users already give Ansible (a ProxyCommand in ansible_ssh_common_args)
+    carries the switch's session. The switch listens only on the loopback of the lab host gpu1's namespace, so it
+    is reachable only through gpu1's sshd; its host key is checked as without a jump host."""
+    lab_key = os.path.join(LAB.dir, "ssh", "id_ed25519")
+    with LAB.switch_behind("gpu1", "onyx", 22299) as switch:
+        known = tmp_path / "known_hosts"
+        known.write_text(switch.known_hosts_entry + "\n")
+        proxy = ("ssh -i %s -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR "
+                 "-W %%h:%%p root@10.77.0.11" % lab_key)
+        inventory = tmp_path / "hosts.yml"
+        common = ("all:\n  hosts:\n    sw-behind:\n      ansible_host: 127.0.0.1\n      ansible_port: 22299\n"
+                  "      ansible_user: admin\n      ansible_password: admin\n      ansible_network_os: onyx\n"
+                  "      ansible_command_timeout: 10\n      onyx_known_hosts_file: %s\n"
+                  "      roce_switch_ports: [{ports: [1/1-1/2], mtu: 9000}]\n" % known)
+        inventory.write_text(common + "      ansible_ssh_common_args: '-o ProxyCommand=\"%s\"'\n" % proxy)
+        playbook = tmp_path / "play.yml"
+        playbook.write_text("- hosts: sw-behind\n  gather_facts: false\n  roles:\n    - role: roce.fabric.roce_switch\n")
+        first = subprocess.run(["ansible-playbook", "-i", str(inventory), str(playbook)], capture_output=True, text=True,
+                               cwd=REPO, check=False)
+        assert first.returncode == 0 and "changed=1" in first.stdout, first.stdout[-3000:]
+        running = switch.state()["running"]["ports"]
+        assert running["1/1"]["mtu"] == 9000 and running["1/2"]["mtu"] == 9000 and running["1/3"]["mtu"] == 1500
+        second = subprocess.run(["ansible-playbook", "-i", str(inventory), str(playbook)], capture_output=True, text=True,
+                                cwd=REPO, check=False)
+        assert second.returncode == 0 and "changed=0" in second.stdout, second.stdout[-3000:]
+        # Without the jump host the controller cannot reach the switch at all: it is unreachable, nothing changes.
+        logins = switch.state()["logins"]
+        inventory.write_text(common)
+        direct = subprocess.run(["ansible-playbook", "-i", str(inventory), str(playbook)], capture_output=True, text=True,
+                                cwd=REPO, check=False)
+        assert direct.returncode != 0 and "unreachable=1" in direct.stdout, direct.stdout[-3000:]
+        assert switch.state()["logins"] == logins
+
+
+def test_gathered_is_the_switchs_configuration_in_the_modules_own_shape(sw1):
+    """Issue 36 (5): state gathered reads the switch (one login, nothing sent) and returns its RoCE configuration as
+    the module's options; given back with state merged it changes nothing. Results carry before/after without
+    --diff."""
+    seeded = sw1.module(MODULE, SEED)
+    assert seeded["changed"] is True and seeded["before"]["roce_mode"] == "disabled"
+    assert seeded["after"]["roce_mode"] == "lossless" and seeded["after"]["pfc"] == dict(enabled=True, priorities=[3])
+    sent = len(sw1.config_lines())
+    got = sw1.module(MODULE, dict(state="gathered"))
+    assert got.get("failed") is not True and got["changed"] is False and got["logins"] == 1, got
+    gathered = got["gathered"]
+    assert gathered["roce_mode"] == "lossless"
+    vlan = [v for v in gathered["vlans"] if v["id"] == 111]
+    assert vlan == [dict(id=111, name="roce", access_ports=["1/1-1/4"], trunk_ports=[])]
+    roce_ports = [e for e in gathered["ports"] if e["ports"] == ["1/1-1/4"]]
+    assert roce_ports == [dict(ports=["1/1-1/4"], mtu=9216, pfc=True, shutdown=False, trust="L3",
+                               ecn=[dict(traffic_class=3, min_kb=150, max_kb=1500)])]
+    assert len(sw1.config_lines()) == sent
+    again = sw1.module(MODULE, gathered)
+    assert again["changed"] is False and again["commands"] == [] and again["before"] == again["after"], again
+    assert len(sw1.config_lines()) == sent

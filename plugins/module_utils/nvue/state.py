@@ -310,12 +310,73 @@ def disruptions(changes, have):
     return sort_ports(toggled), switch_wide
 
 
+def _port_list(ports):
+    return compress_ports(ports).split(",") if ports else []
+
+
+def gathered(have, ports=None):
+    """The switch's RoCE configuration in the module's own option shape: what ``state: merged`` is given to change
+    nothing (``ports`` limits it to those ports; default every port the applied configuration names)."""
+    names = sort_ports(have["ports"] if ports is None else [p for p in ports if p in have["ports"]])
+    state = dict((name, have["ports"][name]) for name in names)
+    vlans = []
+    for vid in sorted(have["vlans"]):
+        access = [p for p, s in state.items() if s.get("access") == vid]
+        # A port is an access port of one VLAN or a trunk, as the module takes them.
+        trunk = [p for p, s in state.items() if s.get("access") is None and vid in (s.get("vlans") or [])]
+        vlans.append(dict(id=vid, access_ports=_port_list(access), trunk_ports=_port_list(trunk)))
+    groups = {}
+    for name, settings in state.items():
+        key = (settings.get("mtu"), settings.get("state"))
+        if key != (None, None):
+            groups.setdefault(key, []).append(name)
+    entries = []
+    for (mtu, link), members in sorted(groups.items(), key=lambda item: sort_ports(item[1])[0]):
+        entry = dict(ports=_port_list(members))
+        if mtu is not None:
+            entry["mtu"] = mtu
+        if link is not None:
+            entry["shutdown"] = link == "down"
+        entries.append(entry)
+    pfc = have.get("pfc") or dict(priorities=[], tx=None, rx=None)
+    out = dict(roce_mode=have["roce_mode"], vlans=vlans, ports=entries,
+               pfc=dict(enabled=pfc.get("tx") != "disable", priorities=sorted(pfc.get("priorities") or [])),
+               ecn=[dict(traffic_class=tc, min_bytes=v["min"], max_bytes=v["max"]) for tc, v in sorted(have["ecn"].items())
+                    if v.get("ecn") == "enable" and v.get("min") is not None and v.get("max") is not None])
+    if have.get("trust") is not None:
+        out["trust"] = have["trust"]
+    return out
+
+
+def applied(want, have):
+    """``have`` as it is once ``want`` is applied: what ``compare`` changes, no more (the state ``after`` is
+    gathered from)."""
+    after = dict(have, vlans=sorted(set(have["vlans"]) | set(want["vlans"])), ecn=dict(have["ecn"]),
+                 ports=dict((p, dict(s)) for p, s in have["ports"].items()))
+    for key in ("roce_mode", "trust"):
+        if want.get(key) is not None:
+            after[key] = want[key]
+    if want.get("pfc") is not None:
+        after["pfc"] = dict(want["pfc"]) if want["pfc"]["priorities"] else dict(have["pfc"], priorities=[])
+    after["ecn"].update(want["ecn"])
+    for port, wanted in want["ports"].items():
+        now = after["ports"].setdefault(port, dict(mtu=None, state=None, access=None, vlans=[], bridged=False))
+        for key in ("access", "mtu", "state"):
+            if key in wanted:
+                now[key] = wanted[key]
+        if wanted.get("vlans"):
+            now["vlans"] = sorted(set(now.get("vlans") or []) | set(wanted["vlans"]))
+    return after
+
+
 def plan(want, have):
     changes = compare(want, have)
     before, after = diff_of(want, have)
     toggled, switch_wide = disruptions(changes, have)
+    ports = sort_ports(want["ports"])
     return dict(changes=changes, patch=patch_document(changes), commands=commands_of(changes),
-                diff=dict(before=before, after=after), toggled=toggled, switch_wide=switch_wide)
+                diff=dict(before=before, after=after), toggled=toggled, switch_wide=switch_wide,
+                before=gathered(have, ports), after=gathered(applied(want, have), ports))
 
 
 def factory_state():

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import shlex
 import socket
+import ssl
 import time
 import traceback
 
@@ -29,7 +30,13 @@ from ansible.module_utils.six.moves.urllib.parse import quote
 from ansible.module_utils.urls import open_url
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError
-from ansible_collections.roce.fabric.plugins.module_utils.common.ssh import exception_chain, refused_host_key
+from ansible_collections.roce.fabric.plugins.module_utils.common.ssh import (
+    cause_of,
+    exception_chain,
+    missing_known_hosts,
+    refused_host_key,
+    substitute,
+)
 from ansible_collections.roce.fabric.plugins.module_utils.nvue.parsers import (
     DONE_STATES,
     FAILED_STATES,
@@ -107,9 +114,13 @@ class NvueRest(object):
             if isinstance(exc.reason, ConnectionRefusedError):
                 hint = (" (Cumulus Linux before %s serves no REST API until an operator enables it; nvue_transport: ssh "
                         "uses nv over SSH instead)" % REST_DEFAULT_VERSION)
-            raise NvueApiError("The switch's NVUE API at %s did not answer %s: %s%s" % (self.base, what or record, exc.reason, hint))
+            # A certificate that is not trusted is refused before the password is sent: not a switch that is down.
+            failure = "certificate" if isinstance(exc.reason, ssl.SSLError) else "unreachable"
+            raise NvueApiError("The switch's NVUE API at %s did not answer %s: %s%s" % (self.base, what or record, exc.reason, hint),
+                               failure=failure)
         except (OSError, ValueError) as exc:
-            raise NvueApiError("The switch's NVUE API at %s did not answer %s: %s" % (self.base, what or record, exc))
+            raise NvueApiError("The switch's NVUE API at %s did not answer %s: %s" % (self.base, what or record, exc),
+                               failure="unreachable")
         if not text:
             return {}
         try:
@@ -183,8 +194,11 @@ class NvueSsh(object):
     refused revision is detached again; ``nv config save``. One login, one exec channel per command, each with
     the timeout; the host key is checked against ``known_hosts`` before any credential is offered."""
 
-    def __init__(self, host, port, username, password, timeout, key_file=None, host_key_checking=True, known_hosts_file=None):
+    def __init__(self, host, port, username, password, timeout, key_file=None, host_key_checking=True, known_hosts_file=None,
+                 proxy_command=None):
         self.host = host
+        # A jump host: the session goes through this command (paramiko's ProxyCommand, started without a shell).
+        self.proxy_command = substitute(proxy_command, host, port, username) if proxy_command else None
         self.port = port
         self.username = username
         self.password = password
@@ -204,6 +218,9 @@ class NvueSsh(object):
             return
         client = paramiko.SSHClient()
         if self.host_key_checking:
+            missing = missing_known_hosts(self.known_hosts_file, self.host, self.port, "nvue_known_hosts_file")
+            if missing:
+                raise NvueApiError(missing, failure="host_key")
             client.load_system_host_keys()
             if self.known_hosts_file:
                 client.load_host_keys(self.known_hosts_file)
@@ -211,9 +228,10 @@ class NvueSsh(object):
         else:
             client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
         try:
+            sock = paramiko.ProxyCommand(self.proxy_command) if self.proxy_command else None
             client.connect(self.host, port=self.port, username=self.username, password=self.password or None,
                            key_filename=self.key_file, allow_agent=False, look_for_keys=False, timeout=self.timeout,
-                           banner_timeout=self.timeout, auth_timeout=self.timeout)
+                           banner_timeout=self.timeout, auth_timeout=self.timeout, sock=sock)
         except AuthenticationException as exc:
             raise NvueApiError("Authentication to %s as %s failed: %s" % (self.where(), self.username, exc), failure="auth")
         except (SSHException, BadHostKeyException, OSError, EOFError) as exc:
@@ -223,7 +241,8 @@ class NvueSsh(object):
                                        bad_host_key=BadHostKeyException)
             if message:
                 raise NvueApiError(message, failure="host_key")
-            raise NvueApiError("The switch at %s did not answer over SSH: %s" % (self.where(), exc), failure="unreachable")
+            raise NvueApiError("The switch at %s did not answer over SSH: %s" % (self.where(), cause_of(exc)),
+                               failure="unreachable")
         self.client = client
 
     def close(self):
@@ -247,7 +266,7 @@ class NvueSsh(object):
             err = stderr.read().decode("utf-8", "replace")
             rc = stdout.channel.recv_exit_status()
         except (SSHException, OSError, EOFError, socket.timeout) as exc:
-            raise NvueApiError("The SSH session to %s ended during '%s': %s" % (self.where(), line, exc or "timed out"),
+            raise NvueApiError("The SSH session to %s ended during '%s': %s" % (self.where(), line, cause_of(exc) if str(exc) else "timed out"),
                                failure="dropped")
         return rc, out + err
 

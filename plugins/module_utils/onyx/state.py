@@ -343,6 +343,63 @@ def diff_of(changes):
     return dict(before=before, after=after)
 
 
+def gathered(have, roce_mode=None, ports=None):
+    """The switch's RoCE configuration in the module's own option shape: what ``state: merged`` is given to change
+    nothing (``ports`` limits it to those ports; default every port the switch has).
+
+    A port's settings are its applied ones (no MTU line is 1500, no mode line an access port); ports with the
+    same settings are one entry, their names compressed into ranges."""
+    names = sort_ports(have["ports"] if ports is None else [p for p in ports if p in have["ports"]])
+    state = dict((name, have["ports"][name]) for name in names)
+    vlans = []
+    for vid in sorted(int(v) for v in have["vlans"]):
+        vlan = have["vlans"].get(vid) or have["vlans"].get(str(vid)) or {}
+        access = [p for p, s in state.items() if (s["switchport_mode"] or "access") == "access" and s["access_vlan"] == vid]
+        trunk = [p for p, s in state.items() if s["switchport_mode"] == "trunk" and vid in s["allowed_vlans"]]
+        entry = dict(id=vid, name=vlan.get("name"), access_ports=compress_ports(access) if access else [],
+                     trunk_ports=compress_ports(trunk) if trunk else [])
+        vlans.append(entry)
+    groups = {}
+    for name, settings in state.items():
+        key = (settings["mtu"] or MTU_MIN, settings["trust"], settings["pfc_mode"] == "on", bool(settings["shutdown"]),
+               tuple(sorted((int(tc), tuple(v)) for tc, v in (settings["ecn"] or {}).items())))
+        groups.setdefault(key, []).append(name)
+    entries = []
+    for (mtu, trust, pfc, shutdown, ecn), members in sorted(groups.items(), key=lambda item: parse_port(item[1][0])):
+        entry = dict(ports=compress_ports(members), mtu=mtu, pfc=pfc, shutdown=shutdown)
+        if trust is not None:
+            entry["trust"] = trust
+        if ecn:
+            entry["ecn"] = [dict(traffic_class=tc, min_kb=low, max_kb=high) for tc, (low, high) in ecn]
+        entries.append(entry)
+    pfc = have.get("pfc") or dict(enabled=False, priorities=set())
+    return dict(roce_mode=roce_mode or have.get("roce") or "disabled", vlans=vlans, ports=entries,
+                pfc=dict(enabled=bool(pfc["enabled"]), priorities=sorted(pfc["priorities"])))
+
+
+def applied(have, changes):
+    """``have`` as it is once ``changes`` (from ``compare``) are made: the state ``after`` is gathered from."""
+    after = dict(have, vlans=dict(have["vlans"]), ports=dict((p, dict(s)) for p, s in have["ports"].items()))
+    if changes["roce"] is not None:
+        after["roce"] = changes["roce"][1]
+    for vid, (_before, vlan) in changes["vlans"].items():
+        after["vlans"][vid] = dict(vlan)
+    if changes["pfc"] is not None:
+        after["pfc"] = dict(enabled=changes["pfc"][1]["enabled"], priorities=set(changes["pfc"][1]["priorities"]))
+    for port, port_changes in changes["ports"].items():
+        settings = after["ports"].setdefault(port, empty_port_state())
+        for key, (_before, value) in port_changes.items():
+            if key == "allowed_vlans":
+                settings[key] = set(value)
+            elif key == "ecn":
+                ecn = dict(settings.get("ecn") or {})
+                ecn.update((int(tc), tuple(v)) for tc, v in value.items())
+                settings[key] = ecn
+            else:
+                settings[key] = value
+    return after
+
+
 def plan(want, have, release, roce_mode=None, held_down=()):
     """``dict(commands, toggles, shut_for_mtu, restores, diff)`` from one ``compare`` of ``want`` and ``have``.
 
@@ -351,7 +408,11 @@ def plan(want, have, release, roce_mode=None, held_down=()):
     changes = compare(want, have, roce_mode, held_down)
     commands, toggles, shut_for_mtu = commands_for(changes, have, release)
     restores = sort_ports(p for p in held_down if changes["ports"].get(p, {}).get("shutdown") == (True, False))
-    return dict(commands=commands, toggles=toggles, shut_for_mtu=shut_for_mtu, restores=restores, diff=diff_of(changes))
+    # before and after in the module's option shape, for the wanted ports, from the same comparison.
+    ports = sort_ports(set(want["ports"]) | set(changes["ports"]))
+    after = applied(have, changes)
+    return dict(commands=commands, toggles=toggles, shut_for_mtu=shut_for_mtu, restores=restores, diff=diff_of(changes),
+                before=gathered(have, roce_mode, ports), after=gathered(after, after.get("roce"), ports))
 
 
 def still_down(have, ports):

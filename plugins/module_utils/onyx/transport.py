@@ -16,18 +16,26 @@ import traceback
 from ansible.module_utils.basic import env_fallback
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError
-from ansible_collections.roce.fabric.plugins.module_utils.common.ssh import exception_chain, refused_host_key
+from ansible_collections.roce.fabric.plugins.module_utils.common.ssh import (
+    cause_of,
+    exception_chain,
+    missing_known_hosts,
+    refused_host_key,
+    substitute,
+)
 
 NETMIKO_IMPORT_ERROR = None
 try:
     from netmiko.exceptions import NetmikoAuthenticationException, NetmikoTimeoutException, ReadTimeout
     from paramiko.ssh_exception import BadHostKeyException, SSHException
+    from paramiko.proxy import ProxyCommand
     # What a session that breaks mid-way raises.
     SESSION_ERRORS = (OSError, EOFError, ValueError, SSHException, ReadTimeout)
     from netmiko.mellanox.mellanox_mlnxos_ssh import MellanoxMlnxosSSH
 except ImportError:
     NETMIKO_IMPORT_ERROR = traceback.format_exc()
     MellanoxMlnxosSSH = object
+    ProxyCommand = None
     SESSION_ERRORS = (OSError, EOFError, ValueError)
 
     class NetmikoAuthenticationException(Exception):
@@ -51,6 +59,7 @@ def connection_argument_spec():
         timeout=dict(type="int", default=30),
         host_key_checking=dict(type="bool", default=True, fallback=(env_fallback, ["ONYX_HOST_KEY_CHECKING"])),
         known_hosts_file=dict(type="path", fallback=(env_fallback, ["ONYX_KNOWN_HOSTS_FILE"])),
+        proxy_command=dict(type="str"),
     )
 
 
@@ -91,7 +100,7 @@ class OnyxSession(object):
     ERROR_MARK = "%"
 
     def __init__(self, host, port, username, password=None, key_file=None, timeout=30, connect=None,
-                 host_key_checking=True, known_hosts_file=None):
+                 host_key_checking=True, known_hosts_file=None, proxy_command=None):
         self.params = dict(device_type="mellanox_mlnxos", host=host, port=port, username=username,
                            password=password or "", key_file=key_file, use_keys=bool(key_file),
                            allow_agent=False, timeout=timeout, conn_timeout=timeout, auth_timeout=timeout,
@@ -107,6 +116,9 @@ class OnyxSession(object):
         else:
             self.params.update(ssh_strict=False, system_host_keys=False, alt_host_keys=False)
         self.connect = connect or OnyxSSH
+        # A jump host: the session goes through this command's standard input and output (paramiko's
+        # ProxyCommand, started without a shell), as Ansible's own SSH connections do.
+        self.proxy_command = substitute(proxy_command, host, port, username) if proxy_command else None
         self.prompt = None
         self.conn = None
         self.logins = 0
@@ -114,21 +126,29 @@ class OnyxSession(object):
         self.sent_config = []
 
     def open(self):
+        if self.host_key_checking:
+            missing = missing_known_hosts(self.known_hosts_file, self.params["host"], self.params["port"],
+                                          "onyx_known_hosts_file")
+            if missing:
+                raise OnyxCliError("host_key", missing)
         try:
-            self.conn = self.connect(**self.params)
+            params = dict(self.params)
+            if self.proxy_command:
+                params["sock"] = ProxyCommand(self.proxy_command)
+            self.conn = self.connect(**params)
             self.logins += 1
             self.conn.enable()
             # The prompt, found once: every read ends at it, in any mode ("sw #", "sw (config) #", "sw (config
             # interface ethernet 1/1) #"); netmiko would otherwise look for it again before each command.
             self.prompt = prompt_pattern(self.conn.find_prompt())
         except NetmikoAuthenticationException as exc:
-            raise OnyxCliError("auth", "Authentication to %s as %s failed: %s" % (self.params["host"], self.params["username"], _first_line(exc)))
+            raise OnyxCliError("auth", "Authentication to %s as %s failed: %s" % (self.params["host"], self.params["username"], cause_of(exc)))
         except (NetmikoTimeoutException, BadHostKeyException) + SESSION_ERRORS as exc:
             # netmiko re-raises paramiko's host key errors as a timeout: the cause is in the exception's context.
             self.raise_host_key_error(exc)
             if isinstance(exc, NetmikoTimeoutException):
-                raise OnyxCliError("unreachable", "Cannot reach %s:%s: %s" % (self.params["host"], self.params["port"], _first_line(exc)))
-            raise OnyxCliError("unreachable", "Cannot open a session to %s:%s: %s" % (self.params["host"], self.params["port"], _first_line(exc)))
+                raise OnyxCliError("unreachable", "Cannot reach %s:%s: %s" % (self.params["host"], self.params["port"], cause_of(exc)))
+            raise OnyxCliError("unreachable", "Cannot open a session to %s:%s: %s" % (self.params["host"], self.params["port"], cause_of(exc)))
         return self
 
     @staticmethod
@@ -158,7 +178,7 @@ class OnyxSession(object):
             output = self.conn.send_command(command, read_timeout=self.params["timeout"],
                                             expect_string=self.prompt)
         except SESSION_ERRORS as exc:
-            raise OnyxCliError("dropped", "The session to %s ended during '%s': %s" % (self.params["host"], command, _first_line(exc)))
+            raise OnyxCliError("dropped", "The session to %s ended during '%s': %s" % (self.params["host"], command, cause_of(exc)))
         if output.lstrip().startswith(self.ERROR_MARK):
             raise OnyxCliError("rejected", "'%s' was refused by the switch: %s" % (command, output.strip()))
         return output
@@ -193,7 +213,7 @@ class OnyxSession(object):
             self.conn.exit_config_mode()
         except SESSION_ERRORS as exc:
             failed = commands[len(applied)] if len(applied) < len(commands) else None
-            return applied, failed, "the session ended: %s" % _first_line(exc)
+            return applied, failed, "the session ended: %s" % cause_of(exc)
         return applied, None, None
 
     def save(self):
@@ -201,7 +221,7 @@ class OnyxSession(object):
         try:
             output = self.conn.save_config()
         except SESSION_ERRORS as exc:
-            raise OnyxCliError("dropped", "Saving the configuration failed: %s" % _first_line(exc))
+            raise OnyxCliError("dropped", "Saving the configuration failed: %s" % cause_of(exc))
         error = _error_in(output)
         if error:
             raise OnyxCliError("rejected", "configuration write was refused: %s" % error)
@@ -213,11 +233,6 @@ class OnyxSession(object):
             except SESSION_ERRORS:
                 pass
             self.conn = None
-
-
-def _first_line(exc):
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else exc.__class__.__name__
 
 
 def _error_in(output):

@@ -32,6 +32,9 @@ NVUE_MODES = ("lossless", "lossy", "lossless-single-ipool", "disabled")
 def switch_os(name):
     """``onyx`` or ``nvue`` for an ``ansible_network_os`` (or role) value; ValueError for another."""
     key = str(name or "").strip().lower()
+    if not key:
+        raise ValueError("the switch has no ansible_network_os (nor roce_switch_os): set it to onyx (NVIDIA Onyx) or "
+                         "nvue (Cumulus Linux); the collection does not guess which CLI a switch speaks")
     if key not in OS_NAMES:
         raise ValueError("the switch OS '%s' is not one this collection configures (Onyx: onyx, mellanox.onyx.onyx; "
                          "Cumulus Linux: nvue, cumulus, nvidia.nvue.httpapi); set ansible_network_os or roce_switch_os" % name)

@@ -281,7 +281,10 @@ def rdma_devices(root="/", names=None):
             parent_pci, parent_numa = _netdev_pci(root, lower)
         node_type = parse_sysfs_state(_read(os.path.join(dev_dir, "node_type")))
         transport = device_transport(driver, vendor, node_type, [p["link_layer"] for p in ports])
-        devices.append(dict(name=name, driver=driver, software=software, fw_ver=_read(os.path.join(dev_dir, "fw_ver")),
+        # An SR-IOV virtual function's PCI function links to its physical function.
+        virtual_function = not software and os.path.exists(os.path.join(device_link, "physfn"))
+        devices.append(dict(name=name, driver=driver, software=software, virtual_function=virtual_function,
+                            fw_ver=_read(os.path.join(dev_dir, "fw_ver")),
                             vendor_id=vendor, transport=transport, erdma_mode=erdma_mode(transport, node_type),
                             node_type=node_type, node_guid=_read(os.path.join(dev_dir, "node_guid")),
                             pci=pci, numa_node=numa, local_cpulist=cpus, parent=parent, parent_pci=parent_pci,

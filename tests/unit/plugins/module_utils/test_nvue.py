@@ -188,3 +188,32 @@ def test_apply_result_of_a_clean_apply():
     assert parsers.apply_result("applied [rev_id: 7]\n", 0) == ("applied", [], "7")
     state, issues, _rev = parsers.apply_result("", 255)
     assert state == "apply_fail" and issues == ["nv config apply exited 255"]
+
+
+def test_gathered_given_back_as_merged_changes_nothing():
+    """Issue 36 (5): state gathered returns the switch's RoCE configuration in the module's own option shape; fed
+    back to state merged, nothing differs (the applied configuration of a Cumulus Linux 5.5.0 VX, from the
+    corpus)."""
+    have = parsers.parse_config(real_config())
+    got = state.gathered(have)
+    assert set(got) >= {"roce_mode", "vlans", "ports", "pfc", "ecn"}
+    want = state.normalize_want(got)
+    assert state.compare(want, have) == []
+    planned = state.plan(want, have)
+    assert planned["commands"] == [] and planned["before"] == planned["after"]
+
+
+def test_before_and_after_follow_the_wanted_state_and_after_needs_no_second_change():
+    have = parsers.parse_config(real_config())
+    want = state.normalize_want(dict(roce_mode="lossless", trust="l3", pfc=dict(enabled=True, priorities=[3]),
+                                     ecn=[dict(traffic_class=3, min_bytes=150000, max_bytes=1500000)],
+                                     vlans=[dict(id=111, access_ports=["swp1-2"])],
+                                     ports=[dict(ports=["swp1-2"], mtu=9216)]))
+    planned = state.plan(want, have)
+    assert planned["commands"]
+    after = planned["after"]
+    assert after["roce_mode"] == "lossless" and after["trust"] == "l3" and after["pfc"]["priorities"] == [3]
+    assert [v for v in after["vlans"] if v["id"] == 111] == [dict(id=111, access_ports=["swp1-2"], trunk_ports=[])]
+    assert dict(ports=["swp1-2"], mtu=9216) in after["ports"]
+    # What after shows is what the change makes: nothing is left to send once it is applied.
+    assert state.compare(want, state.applied(want, have)) == []

@@ -325,8 +325,10 @@ def test_vlan_name_injection_the_session_refuses_control_characters(line):
     assert conns[0].sent == [] and session.sent_config == [] and session.sent_show == []
 
 
-def test_a_changed_host_key_is_named_by_both_fingerprints_and_nothing_is_sent():
+def test_a_changed_host_key_is_named_by_both_fingerprints_and_nothing_is_sent(tmp_path):
     paramiko = pytest.importorskip("paramiko")
+    known = tmp_path / "known_hosts"
+    known.write_text("")
     from ansible_collections.roce.fabric.plugins.module_utils.onyx import transport  # pylint: disable=import-outside-toplevel
     got, expected = paramiko.ECDSAKey.generate(), paramiko.ECDSAKey.generate()
     seen = {}
@@ -335,15 +337,53 @@ def test_a_changed_host_key_is_named_by_both_fingerprints_and_nothing_is_sent():
         seen.update(params)
         raise paramiko.BadHostKeyException("[127.0.0.1]:2201", got, expected)
 
-    session = transport.OnyxSession("127.0.0.1", 2201, "admin", "pw", connect=connect, known_hosts_file="/etc/roce/known_hosts")
+    session = transport.OnyxSession("127.0.0.1", 2201, "admin", "pw", connect=connect, known_hosts_file=str(known))
     with pytest.raises(transport.OnyxCliError) as exc:
         session.open()
     assert exc.value.kind == "host_key" and fingerprint(got) in str(exc.value)
-    assert fingerprint(expected) in str(exc.value) and "/etc/roce/known_hosts" in str(exc.value)
+    assert fingerprint(expected) in str(exc.value) and str(known) in str(exc.value)
     assert fingerprint(got).startswith("SHA256:") and not fingerprint(got).endswith("=")
     # Checking is on by default: netmiko's strict policy with the controller's and the given known_hosts.
-    assert seen["ssh_strict"] is True and seen["system_host_keys"] is True and seen["alt_key_file"] == "/etc/roce/known_hosts"
+    assert seen["ssh_strict"] is True and seen["system_host_keys"] is True and seen["alt_key_file"] == str(known)
     assert session.logins == 0
+
+
+def test_a_known_hosts_file_that_is_not_there_is_refused_before_connecting():
+    from ansible_collections.roce.fabric.plugins.module_utils.onyx import transport  # pylint: disable=import-outside-toplevel
+    tried = []
+    session = transport.OnyxSession("192.0.2.11", 22, "admin", "pw", connect=lambda **p: tried.append(p),
+                                    known_hosts_file="/nonexistent/roce/known_hosts")
+    with pytest.raises(transport.OnyxCliError) as exc:
+        session.open()
+    assert exc.value.kind == "host_key" and tried == [] and session.logins == 0
+    assert "/nonexistent/roce/known_hosts (onyx_known_hosts_file) does not exist" in str(exc.value)
+    assert "ssh-keyscan -p 22 192.0.2.11 >> /nonexistent/roce/known_hosts" in str(exc.value)
+
+
+def test_a_connection_error_carries_the_whole_cause_not_netmikos_first_line():
+    """netmiko wraps paramiko's 'Error reading SSH protocol banner' (seen against a port that closes the connection
+    at once) in a message whose first line says only where it happened."""
+    paramiko = pytest.importorskip("paramiko")
+    pytest.importorskip("netmiko")
+    from ansible_collections.roce.fabric.plugins.module_utils.onyx import transport  # pylint: disable=import-outside-toplevel
+
+    def connect(**params):
+        try:
+            try:
+                raise EOFError()
+            except EOFError as eof:
+                raise paramiko.SSHException("Error reading SSH protocol banner") from eof
+        except paramiko.SSHException as exc:
+            raise transport.NetmikoTimeoutException(
+                "\nA paramiko SSHException occurred during connection creation:\n\nError reading SSH protocol banner\n\n"
+            ) from exc
+
+    session = transport.OnyxSession("127.0.0.1", 2201, "admin", "pw", connect=connect, host_key_checking=False)
+    with pytest.raises(transport.OnyxCliError) as exc:
+        session.open()
+    assert exc.value.kind == "unreachable"
+    assert str(exc.value) == ("Cannot reach 127.0.0.1:2201: A paramiko SSHException occurred during connection "
+                              "creation: Error reading SSH protocol banner")
 
 
 def test_host_key_checking_off_is_explicit():
@@ -353,3 +393,41 @@ def test_host_key_checking_off_is_explicit():
                                     connect=lambda **p: conns.append(p) or RecordingConnection(**p))
     session.open()
     assert conns[0]["ssh_strict"] is False and conns[0]["system_host_keys"] is False
+
+
+def as_params(gathered):
+    """What state: merged is given: the gathered shape is the module's option shape."""
+    return dict(roce_mode=gathered["roce_mode"], vlans=gathered["vlans"], ports=gathered["ports"], pfc=gathered["pfc"])
+
+
+@pytest.mark.parametrize("name", ["running_config_3.9_spine.txt", "running_config_access_trunk.txt"])
+def test_gathered_given_back_as_merged_changes_nothing(name):
+    """Issue 36 (5): state gathered returns the switch's RoCE configuration in the module's own option shape; fed
+    back to state merged, the one comparison finds nothing to send (real running-configs of the corpus)."""
+    have = parsers.parse_running_config(fixture(name))
+    got = state.gathered(have, roce_mode="lossless")
+    assert got["roce_mode"] == "lossless" and got["ports"]
+    want = state.normalize_want(as_params(got))
+    changes = state.compare(want, have, roce_mode="lossless")
+    assert changes == dict(roce=None, vlans={}, pfc=None, ports={})
+    covered = set()
+    for entry in got["ports"]:
+        covered.update(parsers.expand_port_list(entry["ports"], "gathered"))
+    assert covered == set(have["ports"]), "every port the running-config names is in one entry"
+
+
+def test_before_and_after_come_from_the_same_comparison_as_the_commands():
+    have = parsers.parse_running_config(fixture("running_config_access_trunk.txt"))
+    want = state.normalize_want(dict(roce_mode="lossless", ports=[dict(ports=["1/1-1/2"], mtu=9216, trust="L3", pfc=True)],
+                                     pfc=dict(enabled=True, priorities=[3])))
+    planned = state.plan(want, have, "3.10.4006", roce_mode="disabled")
+    assert planned["commands"] and planned["before"] != planned["after"]
+    assert planned["before"]["roce_mode"] == "disabled" and planned["after"]["roce_mode"] == "lossless"
+    after_ports = [e for e in planned["after"]["ports"] if "1/1" in parsers.expand_port_list(e["ports"], "x")][0]
+    assert after_ports["mtu"] == 9216 and after_ports["trust"] == "L3" and after_ports["pfc"] is True
+    # The state after is the state the commands make: compared with it, the same want has nothing left to send.
+    changes = state.compare(want, have, roce_mode="disabled")
+    left = state.compare(want, state.applied(have, changes), roce_mode="lossless")
+    assert left == dict(roce=None, vlans={}, pfc=None, ports={})
+    again = state.plan(want, state.applied(have, changes), "3.10.4006", roce_mode="lossless")
+    assert again["commands"] == [] and again["before"] == again["after"] == planned["after"]

@@ -215,3 +215,11 @@ def test_switch_variables_an_os_cannot_take_or_the_contract_refuses():
     l2 = switch.role_args({}, "nvue", trust="l2")
     assert any("trust L2" in e for e in l2["errors"])
     assert "not one this collection configures" in switch.role_args({}, "eos")["errors"][0]
+
+
+def test_a_switch_without_ansible_network_os_is_refused_not_taken_as_onyx():
+    from ansible_collections.roce.fabric.plugins.module_utils.qos import switch
+    for missing in ("", None, "  "):
+        result = switch.role_args({}, missing, ports=[dict(ports=["1/1"], mtu=9216)])
+        assert result["os"] is None and result["args"] == {}
+        assert "has no ansible_network_os" in result["errors"][0]

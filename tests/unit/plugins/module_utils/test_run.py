@@ -154,3 +154,43 @@ def test_busybox_timeout_is_not_taken_for_coreutils(module, monkeypatch, tmp_pat
     assert CommandRunner(module).timeout_tool() is None
     monkeypatch.setattr(module, "get_bin_path", lambda name, *a, **kw: "/usr/bin/timeout" if name == "timeout" else None)
     assert CommandRunner(module).timeout_tool() == "/usr/bin/timeout"
+
+
+def test_cause_of_joins_every_line_of_the_chain_once():
+    from ansible_collections.roce.fabric.plugins.module_utils.common.ssh import cause_of
+    try:
+        try:
+            raise EOFError()
+        except EOFError:
+            raise ValueError("Error reading SSH protocol banner")
+    except ValueError as inner:
+        try:
+            raise RuntimeError("\nA paramiko SSHException occurred during connection creation:\n\n"
+                               "Error reading SSH protocol banner\n\n") from inner
+        except RuntimeError as outer:
+            assert cause_of(outer) == ("A paramiko SSHException occurred during connection creation: "
+                                       "Error reading SSH protocol banner")
+    assert cause_of(TimeoutError()) == "TimeoutError"
+
+
+@pytest.mark.parametrize("ssh_args, paramiko_proxy, expected", [
+    # The forms Ansible's documentation and network guides give for a bastion.
+    (['-o ProxyCommand="ssh -W %h:%p -q admin@bastion.example.com"'], None, "ssh -W %h:%p -q admin@bastion.example.com"),
+    (["-o StrictHostKeyChecking=no -o ProxyJump=netops@bastion:2222"], None, "ssh -p 2222 -W %h:%p netops@bastion"),
+    (["-J bastion1,bastion2"], None, "ssh -J bastion2 -W %h:%p bastion1"),
+    (["-o ProxyCommand=none"], None, None),
+    (["-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null"], None, None),
+    ([], "ssh -W %h:%p jump", "ssh -W %h:%p jump"),
+    (['-o ProxyCommand="ssh -W %h:%p a"'], "ssh -W %h:%p b", "ssh -W %h:%p b"),
+    (None, None, None),
+])
+def test_a_jump_host_is_taken_as_ansibles_ssh_connections_take_it(ssh_args, paramiko_proxy, expected):
+    from ansible_collections.roce.fabric.plugins.module_utils.common.ssh import proxy_command
+    assert proxy_command(ssh_args, paramiko_proxy) == expected
+
+
+def test_proxy_command_tokens():
+    from ansible_collections.roce.fabric.plugins.module_utils.common.ssh import substitute
+    assert substitute("ssh -W %h:%p -l %r jump 100%%", "192.0.2.11", 22, "admin") == \
+        "ssh -W 192.0.2.11:22 -l admin jump 100%"
+    assert substitute("nc %h %p %x", "sw", 2222) == "nc sw 2222 %x"

@@ -1,0 +1,82 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Which host NICs get the RoCE QoS contract: the nic_qos role's ``nic_qos_interfaces``, listed or ``auto``.
+
+PRIVATE to the roce.fabric collection: may change without notice.
+
+``auto`` takes every port that carries RoCE on the host's own adapters, as ``roce.fabric.rdma_facts`` reads them:
+link layer Ethernet, state ACTIVE, a network interface, on a physical function of a PCI adapter. Software devices
+(Soft-RoCE, siw) have no DCB or DCQCN to set, and a virtual function's QoS is its physical function's, so neither
+is taken. A listed entry is checked against the same suboptions the role documents.
+"""
+
+from __future__ import annotations
+
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+
+INTERFACE_SPEC = dict(
+    netdev=dict(type="str", required=True),
+    rdma_device=dict(type="str"),
+    port=dict(type="int", default=1),
+    dcb=dict(type="bool", default=True),
+    ecn=dict(type="bool", default=True),
+    roce_tos=dict(type="bool", default=True),
+    traffic_class=dict(type="bool", default=False),
+)
+
+
+class InterfacesError(ValueError):
+    """nic_qos_interfaces cannot be used; nothing was changed."""
+
+
+def auto_interfaces(devices):
+    """Every active RoCE port of the host's physical adapters, as nic_qos_interfaces entries, in device order."""
+    found = []
+    for device in devices or []:
+        if device.get("software") or device.get("virtual_function"):
+            continue
+        for port in device.get("ports") or []:
+            netdev = (port.get("netdev") or {}).get("name")
+            if port.get("link_layer") != "Ethernet" or port.get("state") != "ACTIVE" or not netdev:
+                continue
+            entry = dict((name, option.get("default")) for name, option in INTERFACE_SPEC.items())
+            entry.update(netdev=netdev, rdma_device=device.get("name"), port=port.get("port", 1))
+            found.append(entry)
+    return found
+
+
+def interfaces(value, devices=None):
+    """nic_qos_interfaces as a list of complete entries. ``value`` is a list of entries or ``auto`` (then
+    ``devices`` is rdma_facts' device list). Raises InterfacesError naming what is wrong."""
+    if isinstance(value, str):
+        if value.strip().lower() != "auto":
+            raise InterfacesError("nic_qos_interfaces must be a list of NICs ({netdev: ...}) or auto, not '%s'" % value)
+        if devices is None:
+            raise InterfacesError("nic_qos_interfaces: auto needs the host's RDMA devices (roce.fabric.rdma_facts)")
+        return auto_interfaces(devices)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InterfacesError("nic_qos_interfaces must be a list of NICs ({netdev: ...}) or auto, not a %s"
+                              % type(value).__name__)
+    out, errors = [], []
+    validator = ArgumentSpecValidator(INTERFACE_SPEC)
+    for index, entry in enumerate(value):
+        if not isinstance(entry, dict):
+            errors.append("entry %d is a %s, not {netdev: ...}" % (index + 1, type(entry).__name__))
+            continue
+        result = validator.validate(entry)
+        if result.error_messages:
+            errors.extend("entry %d (%s): %s" % (index + 1, entry.get("netdev", "?"), message)
+                          for message in result.error_messages)
+            continue
+        out.append(result.validated_parameters)
+    netdevs = [entry["netdev"] for entry in out]
+    twice = sorted(set(n for n in netdevs if netdevs.count(n) > 1))
+    if twice:
+        errors.append("listed more than once: %s" % ", ".join(twice))
+    if errors:
+        raise InterfacesError("nic_qos_interfaces cannot be used, nothing was changed: %s" % "; ".join(errors))
+    return out

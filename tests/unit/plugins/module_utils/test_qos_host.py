@@ -1,0 +1,65 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""nic_qos_interfaces, listed or auto (module_utils/qos/host.py), on device lists shaped as roce.fabric.rdma_facts
+returns them (its RETURN: name, driver, software, virtual_function, ports with state, link_layer and netdev)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.roce.fabric.plugins.module_utils.qos import host
+
+
+def port(number, state="ACTIVE", link_layer="Ethernet", netdev="ens1f0np0"):
+    return {"port": number, "state": state, "phys_state": "LinkUp", "link_layer": link_layer,
+            "netdev": {"name": netdev, "mtu": 9000, "operstate": "up"} if netdev else None}
+
+
+DEVICES = [
+    {"name": "mlx5_0", "driver": "mlx5_core", "software": False, "virtual_function": False,
+     "ports": [port(1, netdev="ens1f0np0")]},
+    {"name": "mlx5_1", "driver": "mlx5_core", "software": False, "virtual_function": False,
+     "ports": [port(1, state="DOWN", netdev="ens1f1np1")]},
+    {"name": "mlx5_2", "driver": "mlx5_core", "software": False, "virtual_function": False,
+     "ports": [port(1, link_layer="InfiniBand", netdev=None)]},
+    {"name": "mlx5_3", "driver": "mlx5_core", "software": False, "virtual_function": True,
+     "ports": [port(1, netdev="ens1f0v0")]},
+    {"name": "rxe0", "driver": "rxe", "software": True, "virtual_function": False,
+     "ports": [port(1, netdev="enp1s0")]},
+    {"name": "mlx5_4", "driver": "mlx5_core", "software": False, "virtual_function": False,
+     "ports": [port(1, netdev="ens2np0")]},
+]
+
+
+def test_auto_takes_the_active_roce_ports_of_physical_adapters_only():
+    found = host.interfaces("auto", DEVICES)
+    chosen = [(e["netdev"], e["rdma_device"], e["port"]) for e in found]
+    assert chosen == [("ens1f0np0", "mlx5_0", 1), ("ens2np0", "mlx5_4", 1)]
+    assert all(e["dcb"] and e["ecn"] and e["roce_tos"] and not e["traffic_class"] for e in found)
+    assert host.interfaces(" AUTO ", []) == []
+
+
+def test_a_list_is_checked_and_completed():
+    assert host.interfaces([{"netdev": "ens1np0", "traffic_class": True}]) == [
+        {"netdev": "ens1np0", "rdma_device": None, "port": 1, "dcb": True, "ecn": True, "roce_tos": True,
+         "traffic_class": True}]
+    assert host.interfaces([]) == [] and host.interfaces(None) == []
+
+
+@pytest.mark.parametrize("value, words", [
+    ("all", "list of NICs ({netdev: ...}) or auto, not 'all'"),
+    ({"netdev": "ens1"}, "not a dict"),
+    (["ens1np0"], "entry 1 is a str"),
+    ([{"port": 1}], "entry 1 (?)"),
+    ([{"netdev": "a"}, {"netdev": "a"}], "listed more than once: a"),
+])
+def test_what_cannot_be_used_is_refused_with_its_reason(value, words):
+    with pytest.raises(host.InterfacesError) as exc:
+        host.interfaces(value, [])
+    assert words in str(exc.value)
+
+
+def test_auto_without_the_devices_is_an_error():
+    with pytest.raises(host.InterfacesError):
+        host.interfaces("auto")
