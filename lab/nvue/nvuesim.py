@@ -65,6 +65,7 @@ API = "/nvue_v1"
 MTU = (552, 9216)
 RESERVED_VLANS = (3725, 3999)
 QOS_SINCE = (5, 3)              # qos mapping / pfc / congestion-control objects
+AUTO_SAVE_SINCE = (5, 9)        # nv config apply saves by itself (system config auto-save enable on by default)
 MODES = {"lossless": (5, 0), "lossy": (5, 0), "lossless-single-ipool": (5, 12), "lossy-multi-tc": (5, 14)}
 TRUST = ("l2", "l3", "both", "port")
 LOCK = threading.Lock()
@@ -247,7 +248,17 @@ class Switch(object):
             return
         self.data["applied"] = config
         self.data["applies"] += 1
+        if self.auto_save(config):
+            # "In Cumulus Linux 5.9 and later, auto save is on by default; the nv config apply command automatically
+            # saves the configuration" (NVUE command reference, nv config apply).
+            self.data["startup"] = copy.deepcopy(config)
         entry.update(state="applied", progress="")
+
+    def auto_save(self, config):
+        setting = ((config.get("system") or {}).get("config") or {}).get("auto-save") or {}
+        if "enable" in setting:
+            return str(setting["enable"]).lower() == "on"
+        return release_tuple(self.data["version"]) >= AUTO_SAVE_SINCE
 
 
 # --- the nv command line -------------------------------------------------------------------------------------

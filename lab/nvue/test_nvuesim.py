@@ -169,3 +169,18 @@ def test_the_certificate_is_checked(sim):
         with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
             with context.wrap_socket(raw, server_hostname="127.0.0.1"):
                 pass
+
+
+def test_an_apply_on_5_9_saves_by_itself_unless_auto_save_is_off(sim):
+    """Cumulus Linux 5.9 and later save every apply (system config auto-save on by default, NVUE command reference,
+    nv config apply); with auto-save set off, the startup configuration stays as it was until a save."""
+    rev = next(iter(sim("POST", "/revision", {})[1]))
+    sim("PATCH", "/?rev=" + quoted(rev), {"qos": {"roce": {"enable": "on", "mode": "lossy"}}})
+    sim("PATCH", "/revision/" + quoted(rev), {"state": "apply", "auto-prompt": {"ays": "ays_yes"}})
+    assert sim("GET", "/?rev=startup")[1] == sim("GET", "/?rev=applied")[1] and sim.switch.state()["saves"] == 0
+    rev = next(iter(sim("POST", "/revision", {})[1]))
+    sim("PATCH", "/?rev=" + quoted(rev), {"system": {"config": {"auto-save": {"enable": "off"}}},
+                                          "qos": {"roce": {"enable": "on", "mode": "lossless"}}})
+    sim("PATCH", "/revision/" + quoted(rev), {"state": "apply", "auto-prompt": {"ays": "ays_yes"}})
+    assert sim("GET", "/?rev=applied")[1]["qos"]["roce"]["mode"] == "lossless"
+    assert sim("GET", "/?rev=startup")[1]["qos"]["roce"]["mode"] == "lossy"

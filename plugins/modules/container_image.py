@@ -50,8 +50,20 @@ options:
     description: The build file's name in O(context).
     type: str
     default: Containerfile
+  secret_build_args:
+    description:
+      - Build arguments whose values are secret (a token a build step needs). Each reaches the builder as
+        C(--build-arg NAME) with its value in the builder's environment, so that it is in neither the command line
+        (C(ps)), nor RV(commands), nor the context label; the values are C(no_log).
+      - A change of a secret value alone does not make the image stale (the label holds no secret); use O(force).
+      - A value a build step reads still ends up in that layer's history if the step writes it there; for a
+        secret that must not reach the image, use the builder's C(--secret) through O(builder_args).
+    type: dict
+    default: {}
   build_args:
-    description: Build arguments (C(--build-arg NAME=VALUE)); names of letters, digits and C(_).
+    description:
+      - Build arguments (C(--build-arg NAME=VALUE)); names of letters, digits and C(_). Their values are on the
+        builder's command line and in RV(commands); put secrets in O(secret_build_args).
     type: dict
     default: {}
   builder:
@@ -147,7 +159,8 @@ def converge(run, params):
     if not decided["build"]:
         return
     run.diff("image", before, dict(ref=want["ref"], context_digest=digest))
-    out = builder.change(state.build_argv(builder.path, builder.name, want, digest), "building %s" % want["ref"])
+    out = builder.change(state.build_argv(builder.path, builder.name, want, digest), "building %s" % want["ref"],
+                         env=state.build_env(want))
     info["built"] = True
     if out:
         run.update(build_output=out[-4000:])
@@ -170,6 +183,7 @@ def main():
             context=dict(type="path", required=True),
             file=dict(type="str", default="Containerfile"),
             build_args=dict(type="dict", default={}),
+            secret_build_args=dict(type="dict", default={}, no_log=True),
             builder=dict(type="str", choices=["auto", "podman", "buildah", "docker"], default="auto"),
             builder_args=dict(type="list", elements="str", default=[]),
             push=dict(type="bool", default=False),

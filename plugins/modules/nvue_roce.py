@@ -189,7 +189,10 @@ options:
         description: Administratively down (V(true)) or up (V(false)).
         type: bool
   save:
-    description: Save the applied configuration to the startup configuration after a change (C(nv config save)).
+    description:
+      - Save the applied configuration to the startup configuration after a change (C(nv config save)).
+      - A switch that saves every apply by itself (C(system config auto-save), on by default from Cumulus Linux 5.9)
+        gets no save of its own; RV(saved) says true.
     type: bool
     default: false
   allow_link_toggle:
@@ -325,8 +328,14 @@ switch_wide:
   returned: always
   type: list
   elements: str
+auto_save:
+  description:
+    - Whether the switch saves every applied revision by itself (C(system config auto-save), on by default from
+      Cumulus Linux 5.9); then the module sends no save of its own and RV(saved) is true after a change.
+  returned: after a change
+  type: bool
 saved:
-  description: Whether the applied configuration was saved to startup.
+  description: Whether the applied configuration was saved to startup (by O(save), or by the switch's auto-save).
   returned: always
   type: bool
 requests:
@@ -485,11 +494,15 @@ def apply_revision(run, api, params, planned, want):
                               % (rev, rev_state, detail, left), changed=False)
         raise FabricError("Revision %s was still %s after %d s (%s); the switch may still apply it. Running the task "
                           "again converges." % (rev, rev_state, params["apply_timeout"], detail))
-    have = parsers.parse_config(api.applied())
+    config = api.applied()
+    have = parsers.parse_config(config)
     left = state.compare(want, have)
     if left:
         raise FabricError("Revision %s was applied but the switch does not hold: %s" % (rev, "; ".join(c["command"] for c in left)))
-    if params["save"]:
+    if parsers.auto_save(config, run.result.get("release")):
+        # The apply saved it (Cumulus Linux 5.9 and later by default, or system config auto-save on): said as it is.
+        run.update(saved=True, auto_save=True)
+    elif params["save"]:
         api.save()
         run.update(saved=True)
 

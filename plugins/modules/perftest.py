@@ -290,7 +290,8 @@ def listening(module, params, pid, port, rdma):
     its RDMA-CM id for rping and perftest with ``-R``. None when this host cannot tell (no ``rdma`` tool, or one
     without cm_id resources)."""
     if not params["rdma_cm"] and params["tool"] != "rping":
-        return tcp_listening(port)
+        # The server's own socket, from the fds of its session: another program on the port is not it.
+        return tcp_listening(port, [pid] + list(session_members(pid)))
     if not rdma:
         return None
     try:

@@ -18,8 +18,11 @@ description:
     folders) made with C(O_EXCL), holding the owner, the time and the host's boot id.
   - Another owner's lock is refused with its owner and age, and nothing is written. A lock taken before the host's
     last boot, or more than O(stale_after) seconds ago, was left by a run that ended without releasing it; it is
-    taken over, and RV(taken_over) says whose it was.
-  - Taking a lock the same owner holds, and releasing one it does not hold, change nothing.
+    taken over, and RV(taken_over) says whose it was. Two runs that find the same abandoned lock take it over one at
+    a time (under a flock of the lock's folder, the lock read again); the second finds the first's live lock and is
+    refused, never removes it.
+  - Taking a lock the same owner holds, and releasing one it does not hold, change nothing; taking it again after
+    more than half of O(stale_after) refreshes its time, so that a long run keeps its lock.
 author:
   - roce.fabric contributors (@roce-fabric)
 extends_documentation_fragment:

@@ -79,7 +79,11 @@ options:
     elements: dict
     default: []
   dest:
-    description: V(write) - directory for C(report.json) and C(report.html) (created when missing).
+    description:
+      - V(write) - directory for C(report.json) and C(report.html) (created when missing, mode 0755).
+      - It must be a real directory of the user the task runs as that no one else may write to, under directories no
+        other user can swap (as roce.fabric.private_dir checks them); one another user made first in a shared
+        C(/var/tmp), or a link, is refused and nothing is written.
     type: path
   title:
     description: Title of the report.
@@ -154,6 +158,11 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.roce.fabric.plugins.module_utils.common.private import (
+    PrivateDirError,
+    check_ancestors,
+    check_private_dir,
+)
 from ansible_collections.roce.fabric.plugins.module_utils.validate import plan as _validate
 
 
@@ -200,6 +209,16 @@ def main():
         if result["port_last"] > 65535:
             module.fail_json(msg="the plan needs ports up to %d: lower port_base" % result["port_last"])
         module.exit_json(changed=False, plan=result)
+
+    # The report's folder is often in a shared /var/tmp: one another user made first, or planted as a link, or whose
+    # parents another user controls, is refused before anything is read or written (as roce.fabric.private_dir).
+    try:
+        if os.path.lexists(p["dest"]):
+            check_private_dir(p["dest"])
+        else:
+            check_ancestors(p["dest"])
+    except PrivateDirError as exc:
+        module.fail_json(msg="the report's folder cannot be used, nothing was written: %s" % exc)
 
     tests = _validate.merge_results(p["plan"], p["results"])
     report = _validate.build_report(tests, p["hosts"], title=p["title"], generated=p["generated"])

@@ -62,7 +62,16 @@ def check_ancestors(path, uid=None):
     (and each link on the way) must belong to root or the caller, and one that others may write to must have the
     sticky bit, as /tmp and /var/tmp do."""
     uid = os.geteuid() if uid is None else uid
-    current = os.path.dirname(os.path.abspath(path))
+    _check_chain(path, os.path.dirname(os.path.abspath(path)), uid)
+    # A link on the way leads elsewhere: the directories above its target (and above every link's target) must pass
+    # the same check, or their owner could swap the target's parent and with it everything below.
+    resolved = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+    if resolved != os.path.dirname(os.path.abspath(path)):
+        _check_chain(path, resolved, uid)
+
+
+def _check_chain(path, current, uid):
+    """check_ancestors for one chain of directories, from ``current`` up to /."""
     while True:
         try:
             link = os.lstat(current)

@@ -82,7 +82,7 @@ class CommandRunner(object):
             self._timeout_tool = path
         return self._timeout_tool
 
-    def run(self, argv, mutating=False, data=None):
+    def run(self, argv, mutating=False, data=None, env=None):
         """Run ``argv``; one still running after ``timeout`` seconds is stopped and raises ``FabricError``
         (``failure: timeout``), so a hung tool or device never hangs the play."""
         argv = [str(arg) for arg in argv]
@@ -125,7 +125,7 @@ class CommandRunner(object):
         try:
             rc, out, err = self.module.run_command(
                 ([tool, "-k", str(KILL_AFTER), str(self.timeout)] if tool else []) + argv,
-                environ_update=dict(LOCALE_ENV),
+                environ_update=dict(env or {}, **LOCALE_ENV),
                 expand_user_and_vars=False,
                 data=data,
                 before_communicate_callback=arm,
@@ -247,14 +247,14 @@ def signal_all(pids, signum):
             pass
 
 
-def run_change(run, cmd, argv, what=None):
+def run_change(run, cmd, argv, what=None, env=None):
     """Run ``argv``, a command that changes the target, through ``run.mutate`` (recorded; not run in check mode) with
     ``cmd`` (a ``CommandRunner``); a non-zero exit raises ``FabricError`` naming ``what`` (default: the command line).
-    Returns the command's output (None in check mode)."""
+    ``env`` adds to the command's environment (never recorded). Returns the command's output (None in check mode)."""
     line = CommandRunner.render(argv)
 
     def action():
-        rc, out, err = cmd.run(argv, mutating=True)
+        rc, out, err = cmd.run(argv, mutating=True, env=env)
         if rc != 0:
             raise FabricError("%s failed (rc=%d): %s" % (what or line, rc, (err or out).strip()[-2000:]),
                               kind="command", rc=rc, failed_command=line, stdout=out[-4000:], stderr=err[-4000:])
@@ -324,9 +324,16 @@ class ModuleRun(object):
         self.module.fail_json(msg=msg, **result)
 
     def execute(self, body):
-        """Call ``body(self)``; a ``FabricError`` ends the run as a failure carrying its details."""
+        """Call ``body(self)``; a ``FabricError`` ends the run as a failure carrying its details, and so does an
+        ``OSError`` (a device gone, a full disk), with the commands that ran before it: never a traceback that
+        hides what was already changed."""
         try:
             body(self)
         except FabricError as exc:
             self.fail(str(exc), **exc.details)
+        except OSError as exc:
+            done = self.result.get("commands") or []
+            self.fail("%s: %s%s" % (exc.__class__.__name__, exc,
+                                    "; after these commands ran: %s" % "; ".join(done) if done else
+                                    "; nothing was changed before it"))
         self.finish()

@@ -16,6 +16,7 @@ from __future__ import absolute_import, division, print_function
 __metaclass__ = type
 
 import errno
+import fcntl
 import json
 import os
 import re
@@ -75,7 +76,12 @@ def take(path, owner, stale_after, check_mode=False, now=None, current_boot=None
     taken_over = None
     if holder:
         if holder.get("owner") == owner:
-            return False, holder, None
+            # A long run refreshes its own lock (past half of stale_after), so that no other run takes it over.
+            if now - float(holder.get("since") or 0) <= stale_after / 2.0 or check_mode:
+                return False, holder, None
+            refreshed = dict(holder, since=now)
+            _write(path, refreshed, replace=True)
+            return True, refreshed, None
         reason = stale_reason(holder, now, current_boot, stale_after)
         if reason is None:
             raise LockHeld(holder, now)
@@ -83,23 +89,56 @@ def take(path, owner, stale_after, check_mode=False, now=None, current_boot=None
     if check_mode:
         return True, mine, taken_over
     if taken_over:
-        os.unlink(path)
-    # The record is written and flushed to disk under a name of its own first, then linked to the lock's name,
-    # which fails if that exists: the lock is never there without its content, even after a power loss.
+        # Two runs can find the same abandoned lock: the take-over is made under the folder's flock, after reading
+        # the lock again. One that finds another run's live lock there now is refused; it never removes it.
+        with _folder_lock(os.path.dirname(path)):
+            again = read_holder(path)
+            if again and again != holder:
+                if again.get("owner") == owner:
+                    return False, again, None
+                if stale_reason(again, now, current_boot, stale_after) is None:
+                    raise LockHeld(again, now)
+            if again:
+                os.unlink(path)
+            _write(path, mine)
+        return True, mine, taken_over
+    _write(path, mine)
+    return True, mine, taken_over
+
+
+def _folder_lock(folder):
+    """An exclusive flock on the lock's folder for the length of a ``with`` block."""
+    class FolderLock(object):
+        def __enter__(self):
+            self.fd = os.open(folder, os.O_RDONLY)
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+            return self
+
+        def __exit__(self, *exc):
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+    return FolderLock()
+
+
+def _write(path, record, replace=False, now=None):
+    """The lock's record written and flushed under a name of its own, then linked to the lock's name (which fails if
+    it exists: LockHeld) or, for the owner's refresh, renamed over it: never a lock without its content."""
     tmp = "%s.%d.tmp" % (path, os.getpid())
     with open_private(tmp, "w") as handle:
-        json.dump(mine, handle)
+        json.dump(record, handle)
         handle.flush()
         os.fsync(handle.fileno())
+    if replace:
+        os.rename(tmp, path)
+        return
     try:
         os.link(tmp, path)
     except OSError as exc:
         if exc.errno == errno.EEXIST:  # another run took it between the read and now
-            raise LockHeld(read_holder(path), now)
+            raise LockHeld(read_holder(path), time.time() if now is None else now)
         raise
     finally:
         os.unlink(tmp)
-    return True, mine, taken_over
 
 
 def release(path, owner, check_mode=False):

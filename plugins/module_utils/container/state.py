@@ -60,6 +60,17 @@ def check_input(params):
         if "\n" in str(value) or "\x00" in str(value):
             raise ImageInputError("build argument %s holds a line break" % key)
         build_args[str(key)] = str(value)
+    # Secrets reach the builder through its environment (--build-arg NAME takes NAME's value from there), never
+    # through its argv, the commands record or the image's context label.
+    secret_build_args = {}
+    for key, value in sorted((params.get("secret_build_args") or {}).items()):
+        if not ARG_RE.match(str(key)):
+            raise ImageInputError("secret build argument name %r must be letters, digits and _" % str(key)[:80])
+        if str(key) in build_args:
+            raise ImageInputError("%s is both a build argument and a secret one" % key)
+        if "\x00" in str(value):
+            raise ImageInputError("secret build argument %s holds a NUL byte" % key)
+        secret_build_args[str(key)] = str(value)
     builder_args = [str(arg) for arg in params.get("builder_args") or []]
     for arg in builder_args:
         if not BUILDER_ARG_RE.match(arg):
@@ -74,7 +85,8 @@ def check_input(params):
     if params.get("push") and not registry:
         raise ImageInputError("push needs a name that starts with a registry host (registry.example.com/team/image)")
     return dict(name=name, tag=tag, ref="%s:%s" % (name, tag), registry=registry, file=build_file,
-                build_args=build_args, builder_args=builder_args, builder=builder, push=bool(params.get("push")),
+                build_args=build_args, secret_build_args=secret_build_args, builder_args=builder_args,
+                builder=builder, push=bool(params.get("push")),
                 force=bool(params.get("force")), context=params.get("context"))
 
 
@@ -131,7 +143,14 @@ def build_argv(builder_path, builder, want, digest):
             "--label", "%s=%s" % (CONTEXT_LABEL, digest)]
     for key in sorted(want["build_args"]):
         argv += ["--build-arg", "%s=%s" % (key, want["build_args"][key])]
+    for key in sorted(want.get("secret_build_args") or {}):
+        argv += ["--build-arg", key]  # the value from the builder's environment (build_env)
     return argv + want["builder_args"] + [want["context"]]
+
+
+def build_env(want):
+    """The environment the build command runs with: the secret build arguments' values."""
+    return dict(want.get("secret_build_args") or {})
 
 
 def inspect_argv(builder_path, builder, ref):

@@ -45,5 +45,5 @@ class Builder(object):
                               kind="command", rc=rc)
         return parsers.parse_inspect(out)
 
-    def change(self, argv, what):
-        return run_change(self.run, self.cmd, argv, what)
+    def change(self, argv, what, env=None):
+        return run_change(self.run, self.cmd, argv, what, env=env)

@@ -357,6 +357,44 @@ def access_reviews(objects, verb):
             attributes["namespace"] = namespace
         reviews.append({"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
                         "spec": {"resourceAttributes": attributes}})
+    if verb in ("create", "patch"):
+        reviews.extend(rbac_reviews(objects))
+    return reviews
+
+
+def _review(attributes):
+    return {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+            "spec": {"resourceAttributes": attributes}}
+
+
+def rbac_reviews(objects):
+    """What RBAC asks besides create or patch (Kubernetes' RBAC "privilege escalation prevention"): writing a Role
+    or ClusterRole that grants what the writer does not hold needs ``escalate`` on it; writing a binding needs
+    ``bind`` on the role it refers to. Asked for every such object, so that a review that passes cannot end in a
+    partial apply refused at the first role or binding (a writer that holds every rule itself passes the API's
+    own check without them; such a writer is given escalate and bind, or runs the role as one that has them)."""
+    reviews, seen = [], set()
+    for obj in objects or []:
+        kind = obj.get("kind")
+        meta = obj.get("metadata") or {}
+        if kind in ("Role", "ClusterRole"):
+            attributes = {"group": "rbac.authorization.k8s.io", "resource": KIND_RESOURCES[kind], "verb": "escalate",
+                          "name": meta.get("name")}
+            if kind == "Role" and meta.get("namespace"):
+                attributes["namespace"] = meta["namespace"]
+        elif kind in ("RoleBinding", "ClusterRoleBinding"):
+            ref = obj.get("roleRef") or {}
+            resource = "clusterroles" if ref.get("kind") == "ClusterRole" else "roles"
+            attributes = {"group": "rbac.authorization.k8s.io", "resource": resource, "verb": "bind",
+                          "name": ref.get("name")}
+            if kind == "RoleBinding" and meta.get("namespace"):
+                attributes["namespace"] = meta["namespace"]
+        else:
+            continue
+        key = tuple(sorted(attributes.items()))
+        if key not in seen:
+            seen.add(key)
+            reviews.append(_review(attributes))
     return reviews
 
 
@@ -369,6 +407,8 @@ def access_denied(answers):
             continue
         attributes = ((answer or {}).get("spec") or {}).get("resourceAttributes") or {}
         text = "%s %s" % (attributes.get("verb"), attributes.get("resource"))
+        if attributes.get("name"):
+            text += " %s" % attributes["name"]
         if attributes.get("namespace"):
             text += " in %s" % attributes["namespace"]
         if text not in denied:

@@ -30,6 +30,9 @@ TRUST_MODES = ("l2", "l3", "both", "port")
 QOS_OBJECTS_VERSION = "5.3.0"       # qos mapping / pfc / congestion-control ("Introduced in Cumulus Linux 5.3.0")
 SINGLE_IPOOL_VERSION = "5.12.0"     # mode lossless-single-ipool: in the 5.12 guide; the 5.11 guide keeps it commented "FOR 5.12"
 REST_DEFAULT_VERSION = "5.6.0"      # the REST API listens by default from 5.6; before, an operator enables it
+# "In Cumulus Linux 5.9 and later, auto save is on by default; the nv config apply command automatically saves the
+# configuration" (NVUE command reference, nv config apply); before, nv set system config auto-save enable on.
+AUTO_SAVE_DEFAULT_VERSION = "5.9.0"
 MTU_MIN = 552
 MTU_MAX = 9216
 VLAN_MIN = 1
@@ -232,6 +235,15 @@ def parse_config(config):
         ecn=ecn,
         ports=ports,
     )
+
+
+def auto_save(config, release):
+    """Whether ``nv config apply`` saves the configuration by itself: ``system.config.auto-save.enable`` where the
+    applied configuration sets it, else the release's default (on from 5.9)."""
+    value = _get(config or {}, "system", "config", "auto-save", "enable")
+    if value is not None:
+        return str(value).lower() in ("on", "true", "enabled", "yes")
+    return version_at_least(release, AUTO_SAVE_DEFAULT_VERSION)
 
 
 # --- the nv command line (SSH transport) ------------------------------------------------------------------------

@@ -59,19 +59,48 @@ def stray_processes(port_first, port_last, exclude=()):
     return found
 
 
-def tcp_listening(port):
-    """True when a TCP socket listens on the port (perftest's socket exchange uses TCP)."""
+def listening_inodes(table, port):
+    """The socket inodes of a ``/proc/net/tcp`` (or tcp6) table's rows in the LISTEN state (0A) on ``port``."""
+    inodes = set()
+    for line in table.splitlines()[1:]:
+        fields = line.split()
+        if len(fields) > 9 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+            inodes.add(fields[9])
+    return inodes
+
+
+def socket_inodes(pids):
+    """The inodes of the sockets the processes ``pids`` hold open (``/proc/<pid>/fd`` links ``socket:[N]``)."""
+    inodes = set()
+    for pid in pids:
+        folder = "/proc/%d/fd" % pid
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            try:
+                target = os.readlink(os.path.join(folder, name))
+            except OSError:
+                continue
+            if target.startswith("socket:[") and target.endswith("]"):
+                inodes.add(target[len("socket:["):-1])
+    return inodes
+
+
+def tcp_listening(port, pids=None):
+    """True when a TCP socket listens on the port (perftest's socket exchange uses TCP); with ``pids``, only a socket
+    one of those processes holds counts (another program on the port is not the server this run started)."""
+    found = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
             with open(table) as handle:
-                lines = handle.read().splitlines()[1:]
+                found |= listening_inodes(handle.read(), port)
         except (IOError, OSError):
             continue
-        for line in lines:
-            fields = line.split()
-            if len(fields) > 3 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
-                return True
-    return False
+    if pids is None:
+        return bool(found)
+    return bool(found & socket_inodes(pids))
 
 
 def parse_cm_listeners(text):

@@ -115,3 +115,28 @@ def test_access_denied_reads_the_answers():
     assert FILTERS["k8s_access_denied"]([answer("configmaps", True)]) == []
     with pytest.raises(AnsibleFilterError):
         FILTERS["k8s_access_denied"]({})
+
+
+def test_roles_and_bindings_also_ask_escalate_and_bind():
+    """Hardening (issue 37, 18): the reviews asked create/patch/delete only. RBAC also wants escalate to write a Role
+    or ClusterRole the writer does not hold, and bind to bind one: a writer allowed to create ClusterRoles but not
+    to hold their rules passed the review and the apply stopped part way. Those verbs are asked now."""
+    objects = [
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "sriov-plugin"}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "sriov-plugin"},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "sriov-plugin"}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+         "metadata": {"name": "exporter", "namespace": "kube-system"},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "exporter"}},
+    ]
+    attributes = [r["spec"]["resourceAttributes"] for r in FILTERS["k8s_access_reviews"](objects, "create")]
+    assert attributes[-3:] == [
+        {"group": "rbac.authorization.k8s.io", "resource": "clusterroles", "verb": "escalate", "name": "sriov-plugin"},
+        {"group": "rbac.authorization.k8s.io", "resource": "clusterroles", "verb": "bind", "name": "sriov-plugin"},
+        {"group": "rbac.authorization.k8s.io", "resource": "roles", "verb": "bind", "name": "exporter",
+         "namespace": "kube-system"},
+    ]
+    assert [r for r in FILTERS["k8s_access_reviews"](objects, "delete")
+            if r["spec"]["resourceAttributes"]["verb"] in ("escalate", "bind")] == []
+    denied = FILTERS["k8s_access_denied"]([{"spec": {"resourceAttributes": attributes[-2]}, "status": {"allowed": False}}])
+    assert denied == ["bind clusterroles sriov-plugin"]

@@ -217,3 +217,15 @@ def test_before_and_after_follow_the_wanted_state_and_after_needs_no_second_chan
     assert dict(ports=["swp1-2"], mtu=9216) in after["ports"]
     # What after shows is what the change makes: nothing is left to send once it is applied.
     assert state.compare(want, state.applied(want, have)) == []
+
+
+def test_auto_save_follows_the_setting_else_the_release():
+    """Cumulus Linux 5.9 and later save every apply by default (NVUE command reference, nv config apply): the module
+    reported saved false there, as if the change would be lost at the next reboot."""
+    config = real_config()
+    assert parsers.auto_save(config, "5.5.0") is False
+    assert parsers.auto_save(config, "5.9.2") is True and parsers.auto_save(config, "5.10.0") is True
+    config["system"] = dict(config.get("system") or {}, config={"auto-save": {"enable": "off"}})
+    assert parsers.auto_save(config, "5.9.2") is False
+    config["system"]["config"]["auto-save"]["enable"] = "on"
+    assert parsers.auto_save(config, "5.5.0") is True

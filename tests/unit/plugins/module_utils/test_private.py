@@ -69,3 +69,24 @@ def test_a_folder_above_owned_by_another_user_is_refused(tmp_path):
         private_dir(str(theirs / "work"), check_mode=True)
     assert "%s above it is owned by" % theirs in str(raised.value) and "uid 65534" in str(raised.value)
     assert os.listdir(str(theirs)) == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="gives a directory to another user")
+def test_the_parents_of_a_links_target_are_checked_too(tmp_path):
+    """Hardening (issue 37, 14): a root-owned link to a root-owned directory passed, though the directory above the
+    link's target belonged to another user, who could swap the target (and everything below it) at will."""
+    other = tmp_path / "theirs"
+    other.mkdir()
+    target = other / "target"
+    target.mkdir()
+    os.chown(str(other), 65534, 65534)  # nobody
+    os.chmod(str(other), 0o755)
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    with pytest.raises(PrivateDirError) as refused:
+        private_dir(str(link / "work"))
+    assert str(other) in str(refused.value) and "owned by" in str(refused.value)
+    assert not (target / "work").exists()
+    # Without the other user's directory on the way, the same layout is accepted.
+    os.chown(str(other), 0, 0)
+    assert private_dir(str(link / "work")) is True and (target / "work").is_dir()

@@ -194,3 +194,30 @@ def test_proxy_command_tokens():
     assert substitute("ssh -W %h:%p -l %r jump 100%%", "192.0.2.11", 22, "admin") == \
         "ssh -W 192.0.2.11:22 -l admin jump 100%"
     assert substitute("nc %h %p %x", "sw", 2222) == "nc sw 2222 %x"
+
+
+def test_an_oserror_inside_a_change_fails_with_the_commands_run_so_far(module, tmp_path, monkeypatch):
+    """Hardening (issue 37, 9): an OSError raised in a module's change (a device gone, a full disk) escaped
+    ModuleRun.execute as a traceback, and the commands already run (an array created, a file system made) were not
+    reported. It now fails with the error and every command so far."""
+    run = ModuleRun(module)
+    runner = CommandRunner(module, timeout=5)
+    failures = []
+
+    def fail_json(**result):
+        failures.append(result)
+        raise SystemExit(1)
+
+    monkeypatch.setattr(module, "fail_json", fail_json)
+
+    def body(run):
+        run_change(run, runner, ["sh", "-c", "true"], "first")
+        with open(str(tmp_path / "missing" / "file")) as handle:
+            handle.read()
+
+    with pytest.raises(SystemExit):
+        run.execute(body)
+    assert len(failures) == 1
+    assert failures[0]["msg"].startswith("FileNotFoundError: [Errno 2] No such file or directory")
+    assert "after these commands ran: sh -c true" in failures[0]["msg"]
+    assert failures[0]["commands"] == ["sh -c true"] and failures[0]["changed"] is True

@@ -106,3 +106,35 @@ def test_module_takes_refuses_and_releases(lock):
     assert refused["holder"]["owner"] == "run-a"
     assert run_module(module.main, dict(path=lock, owner="run-a", state="absent"))["changed"] is True
     assert not os.path.exists(lock)
+
+
+def test_two_runs_taking_over_the_same_abandoned_lock_do_not_both_hold_it(lock, monkeypatch):
+    """Hardening (issue 37, 8): two runs that found the same abandoned lock (after a reboot) both removed it and took
+    it: run-c removed run-b's new lock. The take-over now reads the lock again under the folder's flock."""
+    run_lock.take(lock, "run-a", 7200, now=1000.0, current_boot="boot-1")
+    real = run_lock.stale_reason
+    raced = []
+
+    def stale_reason(holder, now, current_boot, stale_after):
+        reason = real(holder, now, current_boot, stale_after)
+        if holder.get("owner") == "run-a" and not raced:
+            # run-b takes the abandoned lock over between run-c's read and run-c's take-over.
+            raced.append(None)
+            raced[0] = run_lock.take(lock, "run-b", 7200, now=now, current_boot=current_boot)
+        return reason
+
+    monkeypatch.setattr(run_lock, "stale_reason", stale_reason)
+    with pytest.raises(run_lock.LockHeld, match="held by run run-b"):
+        run_lock.take(lock, "run-c", 7200, now=1100.0, current_boot="boot-2")
+    assert raced[0][1]["owner"] == "run-b" and json.load(open(lock))["owner"] == "run-b"
+
+
+def test_a_long_run_refreshes_its_own_lock(lock):
+    """A run that holds the lock longer than half of stale_after refreshes it when it takes it again, so that no
+    other run takes over a lock whose run is still going."""
+    run_lock.take(lock, "run-a", 7200, now=1000.0, current_boot="boot-1")
+    assert run_lock.take(lock, "run-a", 7200, now=4000.0, current_boot="boot-1")[0] is False
+    changed, holder, taken_over = run_lock.take(lock, "run-a", 7200, now=5000.0, current_boot="boot-1")
+    assert changed and taken_over is None and holder["since"] == 5000.0 and json.load(open(lock))["since"] == 5000.0
+    with pytest.raises(run_lock.LockHeld):
+        run_lock.take(lock, "run-b", 7200, now=5000.0 + 7000, current_boot="boot-1")

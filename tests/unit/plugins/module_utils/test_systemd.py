@@ -163,3 +163,30 @@ def test_start_plan():
 def test_text_for_the_diff():
     assert state.text(None) is None and state.text(b"a\n") == "a\n"
     assert state.text(b"\xff\xfe") == "<2 bytes, not UTF-8>"
+
+
+def escape_samples():
+    """(mode, name, what systemd-escape printed), from the captured sample."""
+    rows = []
+    for line in corpus.read("systemd", "systemd_escape_252.txt").splitlines():
+        if line.strip():
+            mode, name, printed = line.split("\t")
+            rows.append((mode, name, printed))
+    return rows
+
+
+def test_systemd_escape_is_what_systemd_escape_prints():
+    """The nic_qos unit waited for a device that never appears for a NIC named roce-p0 (its name unescaped in
+    BindsTo): the escaping now follows systemd's, checked against systemd-escape 252's own output."""
+    from ansible_collections.roce.fabric.plugins.module_utils.systemd.escape import escape, netdev_device_unit
+    rows = escape_samples()
+    assert len(rows) == 22 and ("path", "roce-p0", "sys-subsystem-net-devices-roce\\x2dp0") in rows
+    for mode, name, printed in rows:
+        if mode == "path":
+            assert escape("/sys/subsystem/net/devices/" + name, path=True) == printed, name
+            assert netdev_device_unit(name) == printed + ".device"
+        else:
+            assert escape(name) == printed, name
+    assert escape("//a//b/", path=True) == "a-b" and escape("/", path=True) == "-"
+    with pytest.raises(ValueError):
+        escape("/sys/../etc", path=True)

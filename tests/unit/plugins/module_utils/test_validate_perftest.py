@@ -135,3 +135,27 @@ def test_link_rate_and_threshold():
     assert pt.parse_link_rate("garbage") is None
     assert pt.threshold_gbps(100, 0.9) == 90.0
     assert pt.threshold_gbps(None, 0.9) is None
+
+
+def test_a_tcp_listener_counts_only_when_the_servers_session_holds_it():
+    """Hardening (issue 37, 15): perftest's TCP "listening" check accepted any socket on the port, so another
+    program on it was taken for the server this run started. It is tied to the session's sockets now (as the
+    RDMA-CM check is to its pids). A real socket on loopback, read back through this host's /proc."""
+    import socket
+    import subprocess
+    import sys
+    from ansible_collections.roce.fabric.plugins.module_utils.validate.process import tcp_listening
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        assert tcp_listening(port) is True
+        assert tcp_listening(port, [os.getpid()]) is True
+        assert tcp_listening(port, [other.pid]) is False, "a process without the socket is not the server"
+    finally:
+        other.kill()
+        other.wait()
+        server.close()
+    assert tcp_listening(port) is False

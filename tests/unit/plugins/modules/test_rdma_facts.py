@@ -343,3 +343,21 @@ def test_transport_of_other_devices():
     assert sysfs.device_transport(None, "0x1DED", "RNIC", []) == "eRDMA"
     assert sysfs.device_transport(None, None, None, []) is None
     assert sysfs.erdma_mode("RoCE", "CA") is None
+
+
+def test_a_virtual_function_is_named_and_auto_nic_qos_leaves_it_and_soft_roce_out(tmp_path):
+    """An SR-IOV VF's PCI function links to its physical function (physfn, as sysfs shows a VF); rdma_facts says so,
+    and nic_qos_interfaces: auto (module_utils/qos/host.py) takes the physical port only."""
+    from ansible_collections.roce.fabric.plugins.module_utils.qos.host import interfaces
+    root = str(tmp_path)
+    connectx_host(root)
+    vf = pci(root, "0000:3b:00.2", "0x15b3", "0x020000", 0, "0-23,48-71")
+    os.symlink(os.path.join(root, "sys", "bus", "pci", "devices", "0000:3b:00.0"), os.path.join(vf, "physfn"))
+    os.makedirs(os.path.join(root, "sys", "class", "infiniband", "mlx5_2"))
+    os.symlink(vf, os.path.join(root, "sys", "class", "infiniband", "mlx5_2", "device"))
+    port(root, "mlx5_2", 1, [("fe80:0000:0000:0000:0000:00ff:fe00:0001", "RoCE v2", "ens1f0v0")])
+    netdev(root, "ens1f0v0", 9000)
+    result = run_module(rdma_facts.main, dict(root=root, gpu_topology=False))
+    devices = result["ansible_facts"]["roce_rdma"]["devices"]
+    assert [(d["name"], d["virtual_function"]) for d in devices] == [("mlx5_0", False), ("mlx5_2", True)]
+    assert [n["netdev"] for n in interfaces("auto", devices)] == ["ens1f0np0"]

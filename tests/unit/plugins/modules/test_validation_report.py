@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from ansible_collections.roce.fabric.plugins.modules import validation_report
 from ansible_collections.roce.fabric.tests.unit.plugins.modules.utils import run_module
 
@@ -85,3 +87,25 @@ def test_generated_records_when_and_how_and_alone_never_rewrites_the_report(tmp_
     assert third["changed"] is True and third["passed"] is False
     with open(os.path.join(dest, "report.json")) as handle:
         assert json.load(handle)["generated"]["time"] == "2026-11-24T19:00:00Z"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="gives a folder to another user")
+@pytest.mark.parametrize("planted", ["theirs", "link", "writable"])
+def test_a_report_folder_another_user_controls_is_refused(tmp_path, planted):
+    """Hardening (issue 37, 17): the report folder in the shared /var/tmp was used whoever made it: another user
+    could read, replace or redirect the report. Now it is checked as roce.fabric.private_dir checks a folder."""
+    plan = run_module(validation_report.main, dict(mode="plan", hosts=HOSTS, tests=["rping"]))["plan"]
+    dest = tmp_path / "report"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    if planted == "theirs":
+        dest.mkdir()
+        os.chown(str(dest), 65534, 65534)
+    elif planted == "link":
+        dest.symlink_to(elsewhere)
+    else:
+        dest.mkdir()
+        os.chmod(str(dest), 0o777)
+    result = run_module(validation_report.main, dict(mode="write", plan=plan, dest=str(dest), results=[]))
+    assert result["failed"] is True and "the report's folder cannot be used, nothing was written" in result["msg"]
+    assert os.listdir(str(elsewhere)) == [] and (planted == "link" or os.listdir(str(dest)) == [])

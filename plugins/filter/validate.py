@@ -1,0 +1,40 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Filters of the validate role's decisions."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.roce.fabric.plugins.module_utils.validate.ssh import TrustError, key_options
+
+
+def mpi_key_options(addresses, host, extra=None, command=""):
+    try:
+        return key_options(host, addresses, extra or [], command or "")["options"]
+    except TrustError as exc:
+        raise AnsibleFilterError(str(exc))
+
+
+def mpi_key_options_all(hosts, hostvars, extra=None, command=""):
+    """{host: options} for every host of ``hosts``, its addresses read from its rdma_facts in ``hostvars``; every
+    host that cannot be trusted safely is named in one error."""
+    out, errors = {}, []
+    for host in hosts:
+        facts = (hostvars[host].get("ansible_facts") or {}).get("roce_rdma") or {}
+        addresses = [port.get("ipv4") for port in facts.get("ports") or []]
+        try:
+            out[host] = key_options(host, addresses, extra or [], command or "")["options"]
+        except TrustError as exc:
+            errors.append(str(exc))
+    if errors:
+        raise AnsibleFilterError("; ".join(errors) + "; no authorized_keys file was changed")
+    return out
+
+
+class FilterModule(object):
+
+    def filters(self):
+        return {"mpi_key_options": mpi_key_options, "mpi_key_options_all": mpi_key_options_all}
