@@ -30,7 +30,7 @@ class NetnsHost(Peer):
     kind = "netns_host"
 
     state_dir = "hosts"
-    artifacts = {"boot_id": "boot_id", "qos_calls": "qos/calls.jsonl"}
+    artifacts = {"boot_id": "boot_id", "qos_calls": "qos/calls.jsonl", "reboot_record": "var-lib/host_reboot.json"}
 
     def __init__(self, lab, name, host_vars, index):
         super(NetnsHost, self).__init__(lab, name, host_vars, index)

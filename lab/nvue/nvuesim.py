@@ -327,6 +327,19 @@ def nv_command(switch, user, line):
             config = switch.candidate(switch.data["revisions"][pending[user]])
         body = dict((k, v) for k, v in config.items() if k != "header")
         return json.dumps([{"header": config["header"]}, {"set": body}], indent=2) + "\n", 0
+    if args[:2] == ["config", "diff"]:
+        # The login's pending changes against the applied configuration, as the list of set/unset entries the
+        # Cumulus Linux guide prints ("- unset: system: ..."); nothing pending prints an empty object, as NVIDIA's
+        # NVUE tests read it after an apply.
+        rev = pending.get(user)
+        patches = switch.data["revisions"][rev]["patches"] if rev in switch.data["revisions"] else []
+        entries = []
+        for patch in patches:
+            tree = patch["body"] if patch["body"] is not None else {}
+            for part in reversed(patch["path"]):
+                tree = {part: tree}
+            entries.append({"unset" if patch["body"] is None else "set": tree})
+        return (json.dumps(entries, indent=2) if entries else "{}") + "\n", 0
     if args[:2] == ["config", "detach"]:
         rev = pending.pop(user, None)
         if rev is not None:

@@ -45,7 +45,10 @@ options:
       - V(rest) talks to the NVUE REST API over HTTPS (on by default from Cumulus Linux 5.6).
       - V(ssh) runs the C(nv) command line over SSH (C(nv config show), C(nv set), C(nv config apply -y)), for
         switches whose REST API is off. The same comparison, commands and checks; the change is staged in the login's
-        pending revision, which is emptied first (C(nv config detach)). Taken from C(nvue_transport).
+        pending configuration, which is the account's and must be empty (C(nv config diff)) - a change pending that
+        this run did not stage (someone logged in as the same account, a dropped run) is refused with
+        C(failure=pending), nothing sent, and neither applied nor detached. Give the automation an account of its
+        own. Taken from C(nvue_transport).
     type: str
     choices: [rest, ssh]
     default: rest

@@ -631,7 +631,12 @@ def test_the_exporter_daemonset_its_service_and_servicemonitor(fresh, tmp_path):
     assert spec["hostNetwork"] is True and spec["dnsPolicy"] == "ClusterFirstWithHostNet" and not spec["automountServiceAccountToken"]
     assert spec["securityContext"]["runAsNonRoot"] is True and spec["securityContext"]["runAsUser"] == 65534
     assert container["image"] == "registry.example.com/roce/rdma-exporter:1.0.0"
-    assert container["command"] == ["python3", "-I", "/opt/roce-rdma-exporter/roce-rdma-exporter.py", "--port", "9879", "--sysfs", "/host/sys"]
+    assert container["command"] == ["python3", "-I", "/opt/roce-rdma-exporter/roce-rdma-exporter.py", "--port", "9879",
+                                    "--sysfs", "/host/sys", "--listen-address", "$(POD_IP)", "--min-interval", "5",
+                                    "--max-clients", "4"]
+    # The pod's own address (the node's, on its network) from the downward API, not every address of the node.
+    assert container["env"] == [{"name": "POD_IP", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "status.podIP"}}}]
+    assert container["resources"]["limits"] == {"cpu": "250m", "memory": "128Mi"}
     assert container["securityContext"] == {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True,
                                             "capabilities": {"drop": ["ALL"]}}
     assert {"name": "sys", "mountPath": "/host/sys", "readOnly": True} in container["volumeMounts"]

@@ -195,7 +195,9 @@ def test_ssh_change_then_no_change_then_check_mode(leaf2):
     assert port(leaf2, "swp2")["bridge"]["domain"]["br_default"]["access"] == 111 and port(leaf2, "swp3")["link"]["mtu"] == 9216
     assert port(leaf2, "swp16")["link"]["state"] == {"down": {}}
     ran = ssh_commands(leaf2)
-    assert ran[0] == "nv config show -r applied -o json" and ran[1] == "nv config detach"
+    # The login's pending configuration is read, not detached: nothing was pending, so nothing was thrown away.
+    assert ran[0] == "nv config show -r applied -o json" and ran[1] == "nv config diff -o json"
+    assert "nv config detach" not in ran
     assert "nv set interface swp1-3 link mtu 9216" in ran and ran[-1] == "nv config save"
     assert "nv config apply -y" in ran and first["requests"] == ran
     assert first["diff"]["after"]["ports"]["swp16"] == {"state": "down"}
@@ -318,16 +320,52 @@ def test_roce_check_mode_on_the_switches_changes_nothing(sw1, leaf1, leaf2):
         assert switch.mutating_requests() == [] and state["revisions"] == switch.state()["revisions"]
 
 
+def nv_as_the_account(line):
+    """One nv command on leaf2 as its login account, as someone logged in by hand would run it."""
+    import paramiko  # pylint: disable=import-outside-toplevel
+    client = paramiko.SSHClient()
+    client.set_missing_host_key_policy(paramiko.AutoAddPolicy())  # the lab's own simulator on loopback
+    client.connect("127.0.0.1", port=22221, username="cumulus", password="cumulus-Lab-secret", allow_agent=False,
+                   look_for_keys=False, timeout=10)
+    try:
+        _stdin, stdout, _stderr = client.exec_command(line, timeout=10)
+        return stdout.channel.recv_exit_status()
+    finally:
+        client.close()
+
+
 def test_ssh_session_dropped_while_staging_leaves_the_applied_configuration(leaf2):
     before = leaf2.state()
-    leaf2.set_faults(drop_after=3)  # nv config show, nv config detach, one nv set; then the session is cut
+    leaf2.set_faults(drop_after=3)  # nv config show, nv config diff, one nv set; then the session is cut
     result = leaf2.module(MODULE, dict(SSH_SEED, timeout=5))
     assert result["failed"] is True and "Nothing was applied" in result["msg"], result
     state = leaf2.state()
     assert state["applied"] == before["applied"] and state["applies"] == 0
     leaf2.set_faults()
+    # The dropped run's one nv set is still pending: the next run refuses it as any change it did not stage.
+    refused = leaf2.module(MODULE, SSH_SEED)
+    assert refused["failed"] is True and refused["failure"] == "pending", refused
+    assert leaf2.state()["applies"] == 0
+    assert nv_as_the_account("nv config detach") == 0
     converges(leaf2, SSH_SEED)
     assert leaf2.state()["pending"] == {}, "staged changes of the dropped run were applied or left behind"
+
+
+def test_ssh_refuses_changes_the_account_has_pending(leaf2):
+    """Issue 37, 11: nv over SSH emptied the login's pending configuration (nv config detach) before staging its own,
+    throwing away what someone logged in as the same account had staged by hand. A change pending that this run did
+    not stage is refused now, naming the account, and neither applied nor detached."""
+    before = leaf2.state()
+    assert nv_as_the_account("nv set interface swp9 link mtu 1500") == 0
+    result = leaf2.module(MODULE, SSH_SEED)
+    assert result["failed"] is True and result["failure"] == "pending", result
+    assert "The account cumulus has configuration pending on 127.0.0.1:22221" in result["msg"]
+    assert "nothing was sent" in result["msg"] and "swp9" in result["msg"]
+    assert [r for r in leaf2.mutating_requests() if r["path"] != "nv set interface swp9 link mtu 1500"] == []
+    after = leaf2.state()
+    assert after["applied"] == before["applied"] and after["applies"] == 0
+    assert list(after["pending"]) == ["cumulus"], "the hand-staged change was detached"
+    assert nv_as_the_account("nv config detach") == 0
 
 
 def leaf1_inventory(tmp_path, extra):

@@ -219,6 +219,8 @@ BAD_INPUT = (
     ("rdma_exporter_port=70000", "rdma_exporter_port must be 1-65535"),
     ("rdma_exporter_listen_address='10.0.0.1; touch /tmp/x'", "an IPv4 or IPv6 address or empty"),
     ("rdma_exporter_path=/usr/local/lib", "ending in .py"),
+    ("rdma_exporter_max_clients=0", "rdma_exporter_max_clients 1-64"),
+    ("rdma_exporter_include_device='^(rxe'", "missing ), unterminated subpattern"),
 )
 
 
@@ -228,6 +230,41 @@ def test_bad_input_is_refused_and_changes_nothing(telemetry):
         rc, out, _changed = play(extra)
         assert rc != 0 and message in out, (extra, out[-3000:])
     assert dict((h, fingerprint(h)[0]) for h in HOSTS) == before
+
+
+def test_it_listens_on_the_management_network_only_and_takes_expressions_unchanged(telemetry):
+    """Hardening (issue 37, 6): the exporter (no authentication) listened on every address, the RoCE network's too.
+    It listens on the address of the default route's interface now (QEMU's user network here; the RoCE link is
+    enp1s0, 10.78.0.0/24), and a device expression reaches the program as written through the unit's command line
+    as the VM's systemd parses it; scrapes that come together share one read."""
+    rc, out = vm("node1", "ip -4 -o addr show dev $(ip -4 route show default | sed -n 's/.* dev \\([^ ]*\\).*/\\1/p') "
+                          "| sed -n 's/.* inet \\([0-9.]*\\)\\/.*/\\1/p'; ss -Hltn 'sport = :9879'")
+    assert rc == 0, out
+    lines = out.split()
+    management = lines[0]
+    listening = [field for field in lines[1:] if field.endswith(":9879")]
+    assert listening == ["%s:9879" % management] and not management.startswith("10.78."), out
+    rc, out = vm("node2", "python3 -c \"import socket; s = socket.socket(); s.settimeout(5); "
+                          "print('connect', s.connect_ex(('10.78.0.1', 9879)))\"")
+    assert "connect 111" in out, out  # ECONNREFUSED on the RoCE network
+    expression = "^rxe[0-9]+$"
+    proc = subprocess.run(play_argv('{"rdma_exporter_include_device": "%s", "rdma_exporter_min_interval": 30}' % expression,
+                                    limit="node1"), capture_output=True, text=True, cwd=REPO, check=False)
+    assert proc.returncode == 0 and recap(proc.stdout)["node1"] > 0, proc.stdout[-3000:]
+    rc, out = vm("node1", "tr '\\0' '\\n' < /proc/$(systemctl show -p MainPID --value roce-rdma-exporter)/cmdline")
+    argv = out.splitlines()
+    assert argv[argv.index("--include-device") + 1] == expression and argv[argv.index("--min-interval") + 1] == "30", argv
+    import concurrent.futures  # pylint: disable=import-outside-toplevel
+
+    def reads(_n):
+        with urllib.request.urlopen(PAGES["node1"], timeout=20) as response:
+            page = response.read().decode()
+        assert 'rdma_port_state{device="rxe0"' in page
+        return re.search(r"^rdma_exporter_reads_total (\S+)$", page, re.M).group(1)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        counts = set(pool.map(reads, range(8)))
+    assert len(counts) == 1, counts  # eight scrapes at once, one read
 
 
 def test_absent_removes_everything_and_a_second_removal_changes_nothing(telemetry):

@@ -399,7 +399,9 @@ def test_a_second_validation_of_a_locked_host_is_refused_and_an_abandoned_lock_t
 
 STANDIN_DIR = "/usr/local/lib/roce-lab/nccl-tests"
 MPI_KEY = "/root/.ssh/id_ed25519_roce_mpi"
+# Root's trust, accepted knowingly (the default is the dedicated account, test_collectives_..._dedicated_user).
 MPI_VARS = dict(validate_tests=[], validate_mpi_ssh=True, validate_nccl_launcher="mpi",
+                validate_mpi_ssh_user="root", validate_mpi_ssh_allow_root=True,
                 validate_nccl_mpi_hosts=list(HOSTS), validate_nccl_gpus_per_host=1, validate_nccl_numa_nodes=[0],
                 validate_nccl_benchmark="nccl_tests", validate_nccl_tests_dir=STANDIN_DIR,
                 validate_nccl_min_bytes="64K", validate_nccl_max_bytes="1M", validate_nccl_require_net="any",
@@ -464,30 +466,49 @@ def test_mpi_ssh_trust_keeps_host_key_checking(mpi_ready, tmp_path):
     assert [vm(h, "cat /root/.ssh/authorized_keys /root/.ssh/known_hosts")[1] for h in HOSTS] == before
 
 
-MPI_USER = "rocempi"
+MPI_USER = "roce-mpi"
+MPI_HOME = "/home/roce-mpi"
 
 
 def test_collectives_across_the_vms_through_mpirun_as_a_dedicated_user(mpi_ready, tmp_path):
-    """The collectives through mpirun, launched as a dedicated MPI user as a site that closes root logins between
-    hosts runs them (issue 15 item 12: with validate_mpi_ssh_user set, the role made that user's key as root and
-    left it root's, and mpirun still ran as root). Root's own trust is not touched."""
+    """The collectives through mpirun as the default dedicated MPI account, which the role makes (issue 37, 7: the
+    trust was root's by default); its files are the user's, root's own trust is not touched. Then the links a user
+    can plant in its own home (issue 37, 2: root followed them, and the next run handed /etc/shadow to the user or
+    wrote into /etc) are refused, with their targets unchanged."""
+    dedicated = dict(MPI_VARS)
+    for key in ("validate_mpi_ssh_user", "validate_mpi_ssh_allow_root"):
+        dedicated.pop(key)
     for host in HOSTS:
-        rc, out = vm(host, "id %s >/dev/null 2>&1 || useradd -m -s /bin/bash %s" % (MPI_USER, MPI_USER))
-        assert rc == 0, out
+        vm(host, "pkill -u {0}; userdel -r {0} 2>/dev/null; rm -f /etc/security/limits.d/roce-fabric-mpi.conf; true".format(MPI_USER))
     root_trust = [vm(h, "cat /root/.ssh/authorized_keys /root/.ssh/known_hosts")[1] for h in HOSTS]
+    targets = "stat -c '%U:%G %a %s %Y %n' /etc /etc/shadow; ls -d /etc/authorized_keys /etc/known_hosts /etc/id_ed25519_roce_mpi* 2>&1"
     try:
-        proc, report = playbook(tmp_path, json.dumps(dict(MPI_VARS, validate_mpi_ssh_user=MPI_USER)))
+        proc, report = playbook(tmp_path, json.dumps(dedicated))
         check_collectives(proc, report)
         for host in HOSTS:
-            rc, out = vm(host, "stat -c '%U %a %n' /home/{0}/.ssh /home/{0}/.ssh/*".format(MPI_USER))
+            rc, out = vm(host, "stat -c '%U %a %n' {0}/.ssh {0}/.ssh/*".format(MPI_HOME))
             assert rc == 0 and len(out.splitlines()) == 5, out
             assert all(line.startswith(MPI_USER + " ") for line in out.splitlines()), out
-            assert "%s 700 /home/%s/.ssh\n" % (MPI_USER, MPI_USER) in out and "600 /home/%s/.ssh/id_ed25519_roce_mpi\n" % MPI_USER in out
-            assert 'from="10.78.0.' in vm(host, "cat /home/%s/.ssh/authorized_keys" % MPI_USER)[1]
+            assert "%s 700 %s/.ssh\n" % (MPI_USER, MPI_HOME) in out and "600 %s/.ssh/id_ed25519_roce_mpi\n" % MPI_HOME in out
+            assert 'from="10.78.0.' in vm(host, "cat %s/.ssh/authorized_keys" % MPI_HOME)[1]
+            assert vm(host, "cat /etc/security/limits.d/roce-fabric-mpi.conf")[1].endswith("roce-mpi - memlock unlimited\n")
         assert [vm(h, "cat /root/.ssh/authorized_keys /root/.ssh/known_hosts")[1] for h in HOSTS] == root_trust
+
+        quick = json.dumps(dict(dedicated, validate_nccl=False))
+        before = vm("node1", targets)[1]
+        # The public key made a link to /etc/shadow, by the user.
+        vm("node1", "su -s /bin/sh {0} -c 'ln -sf /etc/shadow {1}/.ssh/id_ed25519_roce_mpi.pub'".format(MPI_USER, MPI_HOME))
+        proc, _report = playbook(tmp_path / "pub", quick)
+        assert proc.returncode != 0 and "%s/.ssh/id_ed25519_roce_mpi.pub is a symbolic link" % MPI_HOME in proc.stdout, proc.stdout[-3000:]
+        assert "nothing was changed" in proc.stdout
+        # ~/.ssh itself a link to /etc.
+        vm("node1", "su -s /bin/sh {0} -c 'mv {1}/.ssh {1}/.ssh.kept && ln -s /etc {1}/.ssh'".format(MPI_USER, MPI_HOME))
+        proc, _report = playbook(tmp_path / "dir", quick)
+        assert proc.returncode != 0 and "%s/.ssh is a symbolic link" % MPI_HOME in proc.stdout, proc.stdout[-3000:]
+        assert vm("node1", targets)[1] == before, "a planted link changed its target"
     finally:
         for host in HOSTS:
-            vm(host, "pkill -u %s; userdel -r %s 2>/dev/null; true" % (MPI_USER, MPI_USER))
+            vm(host, "pkill -u {0}; userdel -r {0} 2>/dev/null; rm -f /etc/security/limits.d/roce-fabric-mpi.conf; true".format(MPI_USER))
 
 
 def check_collectives(proc, report):
@@ -566,7 +587,9 @@ def test_mpi_ssh_absent_removes_the_trust_and_bad_options_change_nothing(mpi_rea
     before = [vm(h, state)[1] for h in HOSTS]
     for bad in (dict(validate_mpi_ssh_forced_command="/bin/true\nssh-ed25519 AAAA"),
                 dict(validate_mpi_ssh_from_extra=['10.0.0.1",command="/bin/sh']),
-                dict(validate_mpi_ssh_user="nosuchmpi")):
+                dict(validate_mpi_ssh_user="nosuchmpi", validate_mpi_ssh_create_user=False),
+                # Root's trust without a forced command, not accepted knowingly.
+                dict(validate_mpi_ssh_allow_root=False)):
         proc, _report = playbook(tmp_path / "bad", json.dumps(dict(MPI_VARS, validate_nccl=False, **bad)))
         assert proc.returncode != 0 and "nothing was changed" in proc.stdout, proc.stdout[-2000:]
         assert [vm(h, state)[1] for h in HOSTS] == before

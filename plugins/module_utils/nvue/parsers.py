@@ -17,6 +17,7 @@ The object paths are NVUE's (the same tree ``nv set``, ``nv config show -o json`
 
 from __future__ import annotations
 
+import json
 import re
 
 try:
@@ -281,3 +282,20 @@ def apply_result(output, rc):
     state = "invalid" if any(line.lower().startswith("invalid config") for line in lines) else "apply_fail"
     issues = [line.strip().strip('"') for line in lines if not line.lower().startswith(("invalid config", '"invalid config'))]
     return state, issues or ["nv config apply exited %d" % rc], revision
+
+
+def pending_changes(output):
+    """What ``nv config diff -o json`` prints of the login's pending configuration, or None when nothing is pending.
+
+    Nothing pending prints an empty object (``{}``: NVIDIA's own NVUE tests read it so after an apply); pending
+    changes print the list of ``set``/``unset`` entries the Cumulus Linux guide shows for ``nv config diff``
+    (``- unset: system: ...`` in YAML). Anything else that is not empty is taken as pending too: the module would
+    rather refuse than apply someone's unfinished change."""
+    text = (output or "").strip()
+    if not text:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    return text if data else None

@@ -43,6 +43,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.nvue.parsers import (
     REST_DEFAULT_VERSION,
     apply_result,
     config_from_show,
+    pending_changes,
     revision_id,
     revision_state,
 )
@@ -189,8 +190,9 @@ class NvueSsh(object):
     """One switch's ``nv`` command line over SSH (Cumulus Linux before 5.6, or where the REST API is off).
 
     The same steps as :class:`NvueRest`: the applied configuration from ``nv config show -r applied -o json``;
-    the change staged with ``nv set``/``nv unset`` in the login's pending revision (emptied first with
-    ``nv config detach``, so nothing staged earlier rides along) and applied with ``nv config apply -y``; a
+    the change staged with ``nv set``/``nv unset`` in the login's pending revision (which must be empty first:
+    ``nv config diff``, a pending change of the account refused, never applied nor detached) and applied with
+    ``nv config apply -y``; a
     refused revision is detached again; ``nv config save``. One login, one exec channel per command, each with
     the timeout; the host key is checked against ``known_hosts`` before any credential is offered."""
 
@@ -284,7 +286,16 @@ class NvueSsh(object):
             raise NvueApiError("nv config show printed something that is not its JSON: %s" % exc)
 
     def create(self):
-        self.checked(["nv", "config", "detach"], True)
+        # The login's pending configuration is the account's, shared by every session of it: something staged there
+        # by hand (or by another tool logged in as the same account) would ride along with this change, and a detach
+        # would throw it away. Neither: a pending change this run did not stage stops it before anything is sent.
+        pending = pending_changes(self.checked(["nv", "config", "diff", "-o", "json"], False))
+        if pending:
+            raise NvueApiError(
+                "The account %s has configuration pending on %s that this run did not stage (nv config diff: %s); "
+                "nothing was sent. Apply or detach it as that account (nv config apply, nv config detach), or give "
+                "the automation an account of its own (docs/security.md)"
+                % (self.username, self.where(), " ".join(pending.split())[:300]), failure="pending")
         return "pending"
 
     def stage(self, rev, document, commands=None):  # pylint: disable=unused-argument

@@ -46,3 +46,17 @@ def escape(text, path=False):
 def netdev_device_unit(name):
     """The device unit of a network interface (``sys-subsystem-net-devices-<escaped>.device``)."""
     return escape("/sys/subsystem/net/devices/%s" % name, path=True) + ".device"
+
+
+def exec_argument(text):
+    """``text`` as one argument of a unit's ``ExecStart=`` line (systemd.service(5), "Command lines").
+
+    The argument is double-quoted, so spaces stay inside it; a backslash and a double quote take a backslash (the
+    C-style escapes systemd reads there), ``%`` becomes ``%%`` (no specifier) and ``$`` becomes ``$$`` (no
+    environment variable). ValueError for a control character, which has no place on a unit line.
+    """
+    text = str(text)
+    if any(ord(char) < 32 or ord(char) == 127 for char in text):
+        raise ValueError("a control character has no place in a unit's command line: %r" % text)
+    quoted = text.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%").replace("$", "$$")
+    return '"%s"' % quoted

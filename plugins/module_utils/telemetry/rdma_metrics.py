@@ -186,8 +186,22 @@ def _driver(dev_dir, name):
     return None
 
 
-def read_sysfs(root="/sys", gids=True):
-    """A snapshot of every RDMA device under ``<root>/class/infiniband`` (see the module docstring)."""
+def selected(name, driver, virtual_function, include=None, exclude=None, exclude_drivers=(), vfs=False):
+    """Whether a device is read: SR-IOV virtual functions only with ``vfs`` (a node with 128 VFs would otherwise
+    carry every VF's series: 136 devices made 17,680), then ``include`` (a regular expression the device name must
+    match), ``exclude`` (one it must not match) and ``exclude_drivers`` (driver names)."""
+    if virtual_function and not vfs:
+        return False
+    if include and not re.search(include, name):
+        return False
+    if exclude and re.search(exclude, name):
+        return False
+    return (driver or "") not in (exclude_drivers or ())
+
+
+def read_sysfs(root="/sys", gids=True, include=None, exclude=None, exclude_drivers=(), vfs=False):
+    """A snapshot of every RDMA device under ``<root>/class/infiniband`` (see the module docstring) that
+    ``selected`` keeps."""
     base = os.path.join(root, "class", "infiniband")
     snapshot = dict(devices=[], netdevs={})
     try:
@@ -196,7 +210,11 @@ def read_sysfs(root="/sys", gids=True):
         return snapshot
     for name in names:
         dev_dir = os.path.join(base, name)
-        device = dict(name=name, driver=_driver(dev_dir, name), node_type=_read(os.path.join(dev_dir, "node_type")),
+        driver = _driver(dev_dir, name)
+        if not selected(name, driver, os.path.lexists(os.path.join(dev_dir, "device", "physfn")), include, exclude,
+                        exclude_drivers, vfs):
+            continue
+        device = dict(name=name, driver=driver, node_type=_read(os.path.join(dev_dir, "node_type")),
                       fw_ver=_read(os.path.join(dev_dir, "fw_ver")),
                       hw_counters=_counter_dir(os.path.join(dev_dir, "hw_counters")), ports=[])
         try:

@@ -6,15 +6,24 @@
 
 Reads /sys/class/infiniband (every file under counters/ and hw_counters/, port state, rate, GIDs), the RoCE
 netdevs' statistics and, where the driver has them, their per-priority counters from ``ethtool -S``, when
-Prometheus scrapes: no polling loop, nothing kept between scrapes, so devices that appear, disappear or move to
-another network namespace are seen at the next scrape. Needs no privilege beyond reading sysfs.
+Prometheus scrapes: no polling loop, so devices that appear, disappear or move to another network namespace are
+seen at the next scrape. Needs no privilege beyond reading sysfs.
+
+A scrape costs a read of every counter file and an ``ethtool`` process per netdev, so it is done once at a time and
+kept for ``--min-interval`` seconds: scrapes that come together, or faster than that, get the same read (ten
+parallel requests used to start forty ethtool processes). The server answers ``--max-clients`` requests at once and
+turns the others away with 503. SR-IOV virtual functions are left out unless ``--vfs`` (each VF is a device with
+its own series), and devices can be selected by name (``--include-device``, ``--exclude-device``) or driver
+(``--exclude-driver``).
 
 The metric names and what each comes from are in the collection's docs/telemetry.md. Installed by the
 roce.fabric.rdma_exporter role beside the two collection files it runs on (the metric families of
 plugins/module_utils/telemetry/rdma_metrics.py and the ethtool parsers of plugins/module_utils/qos/counters.py,
 the validation's traffic check's own).
 
-    roce_rdma_exporter.py [--listen-address ADDR] [--port 9879] [--sysfs /sys] [--no-ethtool] [--once]
+    roce_rdma_exporter.py [--listen-address ADDR] [--port 9879] [--sysfs /sys] [--no-ethtool] [--min-interval 5]
+                          [--max-clients 4] [--vfs] [--include-device RE] [--exclude-device RE]
+                          [--exclude-driver NAME]... [--once]
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ from __future__ import annotations
 import argparse
 import concurrent.futures
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -80,15 +90,33 @@ def ethtool_stats(netdevs, ethtool="ethtool"):
 
 
 class RdmaCollector(object):
-    """A prometheus_client collector that reads everything when it is collected (at each scrape)."""
+    """A prometheus_client collector that reads everything when it is collected (at each scrape), one read at a
+    time, a read kept for ``min_interval`` seconds."""
 
-    def __init__(self, sysfs="/sys", ethtool="ethtool", use_ethtool=True, gids=True):
+    def __init__(self, sysfs="/sys", ethtool="ethtool", use_ethtool=True, gids=True, min_interval=5.0, include=None,
+                 exclude=None, exclude_drivers=(), vfs=False):
         self.sysfs, self.ethtool, self.use_ethtool, self.gids = sysfs, ethtool, use_ethtool, gids
+        self.min_interval = float(min_interval)
+        self.select = dict(include=include, exclude=exclude, exclude_drivers=tuple(exclude_drivers or ()), vfs=vfs)
+        self.lock = threading.Lock()
+        self.kept = None
+        self.kept_at = None
+        self.reads = 0
 
     def families(self):
+        """The metric families of the last read, made again when it is older than ``min_interval``; a scrape that
+        comes while another reads waits for that read."""
+        with self.lock:
+            now = time.monotonic()
+            if self.kept is None or now - self.kept_at >= self.min_interval:
+                self.kept, self.kept_at = self.read(), time.monotonic()
+            return self.kept
+
+    def read(self):
         """The metric families of one read, as plain data, and the exporter's own figures."""
+        self.reads += 1
         started = time.monotonic()
-        snapshot = rdma_metrics.read_sysfs(self.sysfs, gids=self.gids)
+        snapshot = rdma_metrics.read_sysfs(self.sysfs, gids=self.gids, **self.select)
         stats, errors = {}, 0
         if self.use_ethtool:
             stats, errors = ethtool_stats(rdma_metrics.netdevs_for_ethtool(snapshot), self.ethtool)
@@ -97,6 +125,9 @@ class RdmaCollector(object):
                              samples=[({}, len(snapshot["devices"]))]))
         families.append(dict(name="rdma_exporter_ethtool_errors", type="gauge",
                              help="Netdevs whose ethtool -S read failed at this scrape.", samples=[({}, errors)]))
+        families.append(dict(name="rdma_exporter_reads", type="counter",
+                             help="Reads of sysfs and ethtool since the exporter started (scrapes within "
+                                  "--min-interval of a read share it).", samples=[({}, self.reads)]))
         families.append(dict(name="rdma_exporter_scrape_duration_seconds", type="gauge",
                              help="Seconds this scrape took to read sysfs and ethtool.",
                              samples=[({}, time.monotonic() - started)]))
@@ -117,6 +148,52 @@ class RdmaCollector(object):
             yield metric
 
 
+def serve(registry, address, port, max_clients):
+    """The metrics page over HTTP, ``max_clients`` requests at a time (others get 503 at once); returns the server,
+    serving in a thread of its own."""
+    from wsgiref.simple_server import WSGIRequestHandler, WSGIServer  # pylint: disable=import-outside-toplevel
+    from socketserver import ThreadingMixIn  # pylint: disable=import-outside-toplevel
+    from prometheus_client import make_wsgi_app  # pylint: disable=import-outside-toplevel
+    import socket  # pylint: disable=import-outside-toplevel
+
+    app = make_wsgi_app(registry)
+    slots = threading.BoundedSemaphore(max_clients)
+
+    def bounded(environ, start_response):
+        if not slots.acquire(blocking=False):
+            start_response("503 Service Unavailable", [("Content-Type", "text/plain"), ("Retry-After", "1")])
+            return [b"busy: too many scrapes at once\n"]
+        try:
+            return [b"".join(app(environ, start_response))]
+        finally:
+            slots.release()
+
+    class Quiet(WSGIRequestHandler):
+        # A read timeout on the connection: a client that never sends its request cannot hold a thread.
+        timeout = 10
+
+        def log_message(self, *args):
+            pass
+
+    class Server(ThreadingMixIn, WSGIServer):
+        daemon_threads = True
+        address_family = socket.AF_INET6 if ":" in address else socket.AF_INET
+
+    server = Server((address, port), Quiet)
+    server.set_app(bounded)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def expression(text):
+    """A device name expression, checked when the program starts (not at the first scrape)."""
+    try:
+        re.compile(text)
+    except re.error as exc:
+        raise argparse.ArgumentTypeError("%r is not a regular expression: %s" % (text, exc))
+    return text
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description="Prometheus exporter of RDMA device, port and per-priority counters")
     parser.add_argument("--listen-address", default="", help="address to listen on (default: all)")
@@ -125,25 +202,38 @@ def main(argv=None):
     parser.add_argument("--ethtool", default="ethtool", help="the ethtool program (default: ethtool on PATH)")
     parser.add_argument("--no-ethtool", action="store_true", help="do not read per-priority counters with ethtool -S")
     parser.add_argument("--no-gids", action="store_true", help="do not count GID table entries (one read per entry)")
+    parser.add_argument("--min-interval", type=float, default=5.0,
+                        help="seconds a read is kept for the scrapes that follow (default 5)")
+    parser.add_argument("--max-clients", type=int, default=4, help="requests answered at once (default 4)")
+    parser.add_argument("--vfs", action="store_true", help="also read SR-IOV virtual functions")
+    parser.add_argument("--include-device", type=expression,
+                        help="read only the devices whose name matches this regular expression")
+    parser.add_argument("--exclude-device", type=expression,
+                        help="leave out the devices whose name matches this regular expression")
+    parser.add_argument("--exclude-driver", action="append", default=[], help="leave out this driver's devices")
     parser.add_argument("--once", action="store_true", help="print one scrape's metrics page and exit")
     args = parser.parse_args(argv)
     if not 0 < args.port < 65536:
         parser.error("--port must be 1-65535")
+    if not 0 <= args.min_interval <= 3600 or not 1 <= args.max_clients <= 64:
+        parser.error("--min-interval must be 0-3600 seconds and --max-clients 1-64")
 
-    from prometheus_client import CollectorRegistry, generate_latest, start_http_server  # pylint: disable=import-outside-toplevel
+    from prometheus_client import CollectorRegistry, generate_latest  # pylint: disable=import-outside-toplevel
     registry = CollectorRegistry()
-    registry.register(RdmaCollector(args.sysfs, args.ethtool, not args.no_ethtool, not args.no_gids))
+    registry.register(RdmaCollector(args.sysfs, args.ethtool, not args.no_ethtool, not args.no_gids,
+                                    min_interval=args.min_interval, include=args.include_device,
+                                    exclude=args.exclude_device, exclude_drivers=args.exclude_driver, vfs=args.vfs))
     if args.once:
         sys.stdout.write(generate_latest(registry).decode())
         return 0
     if args.listen_address:
-        start_http_server(args.port, addr=args.listen_address, registry=registry)
+        serve(registry, args.listen_address, args.port, args.max_clients)
     else:
         # Every address: IPv6 and IPv4 on one socket, or IPv4 alone on a host without IPv6.
         try:
-            start_http_server(args.port, addr="::", registry=registry)
+            serve(registry, "::", args.port, args.max_clients)
         except OSError:
-            start_http_server(args.port, addr="0.0.0.0", registry=registry)
+            serve(registry, "0.0.0.0", args.port, args.max_clients)
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_args: stop.set())

@@ -229,3 +229,14 @@ def test_auto_save_follows_the_setting_else_the_release():
     assert parsers.auto_save(config, "5.9.2") is False
     config["system"]["config"]["auto-save"]["enable"] = "on"
     assert parsers.auto_save(config, "5.5.0") is True
+
+
+def test_what_the_login_has_pending():
+    """Issue 37, 11: nv over SSH detached whatever the login had pending. What nv config diff prints decides now:
+    nothing pending is an empty object (NVIDIA's NVUE tests read {} after an apply) or nothing; a pending change is
+    the guide's list of set/unset entries, refused by the transport."""
+    assert parsers.pending_changes("") is None and parsers.pending_changes("{}\n") is None
+    assert parsers.pending_changes("[]") is None
+    documented = corpus.read("nvue", "nv_config_diff_5.9_doc.txt")
+    assert parsers.pending_changes(documented).startswith("- unset:")
+    assert parsers.pending_changes('[{"set": {"interface": {"swp9": {"link": {"mtu": 1500}}}}}]')

@@ -190,3 +190,16 @@ def test_systemd_escape_is_what_systemd_escape_prints():
     assert escape("//a//b/", path=True) == "a-b" and escape("/", path=True) == "-"
     with pytest.raises(ValueError):
         escape("/sys/../etc", path=True)
+
+
+def test_an_exec_argument_is_quoted_for_a_unit_command_line():
+    """systemd.service(5), "Command lines": quotes keep an argument whole, backslash escapes, %% and $$ for a literal
+    % and $. The telemetry peer tier reads what the VM's systemd passed (/proc/<pid>/cmdline) for the same kind of
+    expression."""
+    from ansible_collections.roce.fabric.plugins.module_utils.systemd.escape import exec_argument
+    assert exec_argument("^mlx5_[0-9]+$") == '"^mlx5_[0-9]+$$"'
+    assert exec_argument('a b"c\\d%e') == '"a b\\"c\\\\d%%e"'
+    assert exec_argument("") == '""'
+    for bad in ("a\nExecStartPre=/bin/sh", "tab\there", "\x7f"):
+        with pytest.raises(ValueError):
+            exec_argument(bad)

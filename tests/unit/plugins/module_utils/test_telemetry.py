@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 
+
 import pytest
 
 from ansible_collections.roce.fabric.plugins.module_utils.telemetry import rdma_metrics
@@ -217,3 +218,93 @@ def test_gid_counting_reads_past_holes_and_stops_after_a_long_unused_run(rxe_tre
         handle.write(used + "\n")
     assert rdma_metrics.read_sysfs(rxe_tree)["devices"][0]["ports"][0]["gids"] == 3
     assert rdma_metrics.read_sysfs(rxe_tree, gids=False)["devices"][0]["ports"][0]["gids"] is None
+
+
+def test_scrapes_that_come_together_share_one_read(rxe_tree, tmp_path):
+    """Hardening (issue 37, 6): every concurrent scrape ran a full collection (10 parallel requests started 40 ethtool
+    processes in 0.2 s on a node). One read at a time now, kept for min_interval: ten scrapes at once run ethtool
+    once."""
+    import concurrent.futures
+    program = load_program()
+    runs = tmp_path / "runs"
+    fake = tmp_path / "ethtool"
+    fake.write_text("#!/bin/sh\necho x >> %s\nsleep 0.2\necho 'NIC statistics:'\n" % runs)
+    fake.chmod(0o755)
+    collector = program.RdmaCollector(rxe_tree, ethtool=str(fake), min_interval=30)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=10) as pool:
+        pages = list(pool.map(lambda _n: collector.families(), range(10)))
+    assert collector.reads == 1 and len(runs.read_text().splitlines()) == 1
+    assert all(page is pages[0] for page in pages)
+    fresh = program.RdmaCollector(rxe_tree, ethtool=str(fake), min_interval=0)
+    fresh.families()
+    fresh.families()
+    assert fresh.reads == 2
+
+
+def test_the_server_answers_a_bounded_number_of_scrapes_at_once(rxe_tree):
+    """Over max_clients at once, a scrape is turned away with 503 at once instead of starting another thread."""
+    import socket
+    import threading
+    import urllib.error
+    import urllib.request
+    registry_mod = pytest.importorskip("prometheus_client")
+    program = load_program()
+    registry = registry_mod.CollectorRegistry()
+    gate, entered = threading.Event(), threading.Event()
+
+    class Slow(program.RdmaCollector):
+        def read(self):
+            entered.set()
+            gate.wait(10)
+            return super(Slow, self).read()
+
+    registry.register(Slow(rxe_tree, use_ethtool=False, min_interval=0))
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    server = program.serve(registry, "127.0.0.1", port, max_clients=1)
+    try:
+        first = threading.Thread(target=lambda: urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=20).read())
+        first.start()
+        # The first scrape holds the only slot while it reads; a second one now is turned away at once.
+        assert entered.wait(10), "the first scrape never reached the collector"
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5)
+        assert refused.value.code == 503 and refused.value.headers["Retry-After"] == "1"
+        gate.set()
+        first.join(20)
+        page = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=20).read().decode()
+        assert "rdma_exporter_devices" in page
+    finally:
+        gate.set()
+        server.shutdown()
+
+
+def test_virtual_functions_are_left_out_unless_asked_and_devices_can_be_selected(rxe_tree):
+    """136 visible devices (128 VFs) made 17,680 series on one node: VFs are left out by default."""
+    dev = os.path.join(rxe_tree, "class", "infiniband", "rxe0")
+    assert [d["name"] for d in rdma_metrics.read_sysfs(rxe_tree)["devices"]] == ["rxe0"]
+    assert rdma_metrics.read_sysfs(rxe_tree, exclude_drivers=("rxe",))["devices"] == []
+    assert rdma_metrics.read_sysfs(rxe_tree, include="^mlx5_")["devices"] == []
+    assert rdma_metrics.read_sysfs(rxe_tree, exclude="^rxe")["devices"] == []
+    assert rdma_metrics.selected("mlx5_4", "mlx5_core", True) is False
+    assert rdma_metrics.selected("mlx5_4", "mlx5_core", True, vfs=True) is True
+    assert os.path.isdir(dev)
+    # A virtual function as sysfs shows one: its PCI function has a physfn link (to the PF it belongs to).
+    vf = build_tree(os.path.join(rxe_tree, "vf"), corpus.read("telemetry", RXE), device="rxe9")
+    os.makedirs(os.path.join(vf, "device"), exist_ok=True)
+    os.symlink("../../0000:17:00.0", os.path.join(vf, "device", "physfn"))
+    os.symlink(os.path.join(rxe_tree, "vf", "devices", "virtual", "infiniband", "rxe9"),
+               os.path.join(rxe_tree, "class", "infiniband", "rxe9"))
+    assert [d["name"] for d in rdma_metrics.read_sysfs(rxe_tree)["devices"]] == ["rxe0"]
+    assert [d["name"] for d in rdma_metrics.read_sysfs(rxe_tree, vfs=True)["devices"]] == ["rxe0", "rxe9"]
+    assert [d["name"] for d in rdma_metrics.read_sysfs(rxe_tree, vfs=True, include="9$")["devices"]] == ["rxe9"]
+
+
+def test_a_bad_device_expression_stops_the_exporter_at_start(capsys):
+    program = load_program()
+    with pytest.raises(SystemExit) as stopped:
+        program.main(["--include-device", "^(rxe", "--once"])
+    assert stopped.value.code == 2
+    assert "'^(rxe' is not a regular expression: missing )" in capsys.readouterr().err
