@@ -20,9 +20,23 @@ description:
   - An array of that name that is already active with the same members is kept as it is; one whose members are
     all present but not assembled is assembled, not created again. An active array of that name with other
     members is refused; it is never rebuilt over its data.
+  - Takes only local namespaces - every controller a namespace is reached through (each path of a native multipath
+    namespace) must have one of O(transports), C(pcie) by default. NVMe over Fabrics namespaces (C(nvme connect)
+    over RDMA, TCP or FC; on a RoCE fabric, likely a neighbour's storage) are left out, named in RV(left_out) and in
+    any error, even with O(drives=[{}]).
   - Refuses, with nothing changed, drives that hold partitions, a file system or another array's superblock
     unless O(force=true), which wipes their signatures first; a drive with anything mounted or used as swap (the
     boot disk) is refused even then.
+  - Before it makes an array, it waits for udev (C(udevadm settle)) and reads each drive itself rather than udev's
+    cached view - every signature (C(wipefs --no-act)), the kernel's holders, and 16 samples of 64 KiB from the first
+    to the last block through an exclusive open (which the kernel refuses while anything mounts or holds the drive,
+    in any mount namespace). A signature udev had not recorded, or non-zero data without any signature, needs
+    O(force=true); a holder other than an inactive array, or an exclusive open refused, is refused even then. Only
+    then does C(mdadm --create --run) run. If a wipe or the create fails after drives were wiped, the error names
+    the wiped drives.
+  - The mount point is refused when any of its components is a symbolic link, or an ancestor can be written by any
+    user or is not owned by root; it is made one directory at a time, and the owner and mode are set on a
+    descriptor of the mounted root opened without following links, after checking it is the array's file system.
   - Reads everything before it changes anything; with check mode it reports what it would run.
 author:
   - roce.fabric contributors (@roce-fabric)
@@ -86,9 +100,21 @@ options:
     default: xfs
   path:
     description:
-      - Mount point (created when missing). Not a system directory such as C(/), C(/mnt) or C(/var). Required with
-        O(state=present); with O(state=absent) the mount point whose C(/etc/fstab) entry is removed.
+      - Mount point (created when missing), normalised (C(/./mnt//nvme) is C(/mnt/nvme)). Not a system directory
+        such as C(/), C(/mnt) or C(/var), nor in a system tree (C(/etc), C(/usr), C(/boot), C(/proc), C(/sys), C(/dev),
+        C(/run), C(/tmp), C(/var/lib), ...), however it is spelt. Required with O(state=present); with O(state=absent)
+        the mount point whose C(/etc/fstab) entry is removed - only the entry of this array's file system, while the
+        array is active.
     type: path
+  transports:
+    description:
+      - NVMe transports a namespace may be reached through to be taken (every one of its controllers). C(pcie) is a
+        drive in the node; C(rdma), C(tcp) and C(fc) are NVMe over Fabrics, C(loop) the kernel's own target. Add
+        one only for a site that really stripes remote namespaces.
+    type: list
+    elements: str
+    choices: [pcie, rdma, tcp, fc, loop]
+    default: [pcie]
   mount_options:
     description:
       - Options of the C(/etc/fstab) entry. Keep C(nofail) where the drives may come back empty (cloud instances),
@@ -111,7 +137,7 @@ options:
     type: bool
     default: false
 requirements:
-  - mdadm, util-linux (lsblk, blkid, wipefs, mount), xfsprogs or e2fsprogs on the node.
+  - mdadm, util-linux (lsblk, blkid, wipefs, mount), udev (udevadm), xfsprogs or e2fsprogs on the node.
 notes:
   - The array is found by its name among the active arrays, whatever C(/dev/mdN) the kernel gave it.
   - Nothing here needs a reboot (C(reboot_required) is always false); the array is assembled at boot from its
@@ -160,6 +186,14 @@ drives:
   elements: dict
   sample: [{name: nvme0n1, path: /dev/nvme0n1, model: QEMU NVMe Ctrl, serial: RFN1D0, size: 1073741824,
             by_id: /dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_RFN1D0}]
+left_out:
+  description:
+    - The namespaces the selectors match that were left out as not local, each with its controllers' transports
+      and addresses.
+  returned: state is present
+  type: list
+  elements: str
+  sample: ["nvme4n1: nvme4 over tcp (nqn.2014-08.org.example:scratch, traddr=10.0.0.7,trsvcid=4420)"]
 array:
   description: The array after the run (device is C(/dev/md/NAME), kernel the C(/dev/mdN) it is; uuid null in check
     mode before it is made).
@@ -189,8 +223,9 @@ commands:
   elements: str
 """
 
-import os
+import errno
 import grp
+import os
 import pwd
 import stat
 
@@ -198,7 +233,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError, ModuleRun, command_timeout_spec
 from ansible_collections.roce.fabric.plugins.module_utils.storage import parsers, state
-from ansible_collections.roce.fabric.plugins.module_utils.storage.transport import Node
+from ansible_collections.roce.fabric.plugins.module_utils.storage.transport import Node, path_chain
 
 SELECTOR_SPEC = dict(
     name=dict(type="str"),
@@ -221,9 +256,67 @@ def array_info(want, device, detail):
                 members=parsers.md_members(detail), uuid=detail.get("MD_UUID"))
 
 
-def root_owner(path):
-    info = os.stat(path)
+def open_root(path, device):
+    """A descriptor of the mounted array's root, opened without following a link, checked to be the root of the
+    array's file system (``device``'s): the owner and mode are set through it, never through a path a local user
+    could swap."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    info = os.fstat(fd)
+    if device is not None and info.st_dev != os.stat(device).st_rdev:
+        os.close(fd)
+        raise FabricError("%s is not the root of the array's file system (it changed under the run); nothing more "
+                          "was changed" % path, kind="refused")
+    return fd
+
+
+def root_owner(path, device=None):
+    fd = open_root(path, device)
+    try:
+        info = os.fstat(fd)
+    finally:
+        os.close(fd)
     return dict(owner=info.st_uid, group=info.st_gid, mode="%04o" % stat.S_IMODE(info.st_mode))
+
+
+def set_root(path, device, owner=None, group=None, mode=None):
+    fd = open_root(path, device)
+    try:
+        if owner is not None:
+            os.fchown(fd, owner, group)
+        if mode is not None:
+            os.fchmod(fd, mode)
+    finally:
+        os.close(fd)
+
+
+def make_mount_point(path):
+    """mkdir of each missing component (0755), each checked with lstat to be the directory just made."""
+    parts = [part for part in path.split("/") if part]
+    for index in range(1, len(parts) + 1):
+        current = "/" + "/".join(parts[:index])
+        try:
+            os.mkdir(current, 0o755)
+        except OSError as exc:
+            if exc.errno != errno.EEXIST:
+                raise
+        info = os.lstat(current)
+        if not stat.S_ISDIR(info.st_mode):
+            raise FabricError("%s is not a directory (it changed under the run); the array is not mounted" % current,
+                              kind="refused")
+
+
+def probe_drives(node, chosen, inactive):
+    """What each drive itself shows, read before a create (``state.probe_reasons``): its holders, every signature,
+    and an exclusive read of samples (skipped for a drive an array holds, which the kernel keeps exclusive)."""
+    probes = {}
+    for drive in chosen:
+        holders = node.holders(drive["name"])
+        busy, nonzero = None, []
+        if not holders:
+            busy, nonzero = node.exclusive_read(drive["path"], state.sample_offsets(drive["size"]), state.SAMPLE_BYTES)
+        probes[drive["path"]] = dict(holders=holders, signatures=node.signatures(drive["path"]), busy=busy,
+                                     nonzero=nonzero)
+    return probes
 
 
 def resolve_id(name, lookup, what):
@@ -238,13 +331,23 @@ def resolve_id(name, lookup, what):
 
 
 def present(run, node, want):
+    node.settle()
     devices = node.devices()
-    chosen = state.select_drives(devices, want)
+    chosen, left_out = state.select_drives(devices, want, node.nvme_controllers())
+    run.update(left_out=left_out)
     paths = [d["path"] for d in chosen]
+    problems = state.mount_point_problems(path_chain(want["path"]))
+    if problems:
+        raise state.ScratchInputError("mount point %s: %s; nothing was changed" % (want["path"], "; ".join(problems)))
     active, inactive = node.arrays()
     md_device, detail = state.find_array(active, want["name"])
     examined = dict((d["path"], node.examine(d["path"])) for d in chosen if d["fstype"] == "linux_raid_member")
     action, wipe = state.array_action(want, devices, chosen, (md_device, detail), examined)
+    if action == "create":
+        # Before anything is wiped or made: what the drives themselves hold, not udev's cached view of them.
+        held = set(os.path.basename(device) for device in inactive)
+        probes = probe_drives(node, chosen, held)
+        action, wipe = state.array_action(want, devices, chosen, (md_device, detail), examined, probes, held)
     owner = resolve_id(want["owner"], lambda n: pwd.getpwnam(n).pw_uid, "user")
     group = resolve_id(want["group"], lambda n: grp.getgrnam(n).gr_gid, "group")
     conf_path = mdadm_conf_path()
@@ -268,9 +371,18 @@ def present(run, node, want):
     if action == "assemble":
         node.change([mdadm, "--assemble", want["device"]] + paths)
     elif action == "create":
-        for path in wipe:
-            node.change([node.tool("wipefs"), "--all", path])
-        node.change(state.create_argv(mdadm, want, paths))
+        wiped = []
+        try:
+            for path in wipe:
+                node.change([node.tool("wipefs"), "--all", path])
+                wiped.append(path)
+            # --run (no question asked) only here: every drive passed the probes above.
+            node.change(state.create_argv(mdadm, want, paths))
+        except FabricError as exc:
+            if not wiped:
+                raise
+            raise FabricError("%s. The signatures of %s were wiped before it and no array was made: those drives are "
+                              "blank now; run again once the cause is fixed" % (exc, ", ".join(wiped)), **exc.details)
     made = action != "ok" and run.check_mode
     if action != "ok" and not run.check_mode:
         md_device, detail = state.find_array(node.arrays()[0], want["name"])
@@ -322,14 +434,15 @@ def present(run, node, want):
     mount_action = state.mount_action(want, mounts, ours)
     if mount_action == "mount":
         if not os.path.isdir(want["path"]):
-            run.mutate("mkdir %s" % want["path"], lambda: os.makedirs(want["path"], 0o755))
+            run.mutate("mkdir %s" % want["path"], lambda: make_mount_point(want["path"]))
         node.change([node.tool("mount"), want["path"]])
     elif fstab_changed:
         node.change([node.tool("mount"), "-o", "remount", want["path"]])
     run.update(mount=dict(path=want["path"], fstab=line, mounted=not run.check_mode or mounted_before))
 
     # Owner and mode of the mounted root (a new file system's root is root:root 0755).
-    have = root_owner(want["path"]) if mounted_before or not run.check_mode else dict(owner=0, group=0, mode="0755")
+    root_device = None if run.check_mode and not mounted_before else want["device"]
+    have = root_owner(want["path"], root_device) if mounted_before or not run.check_mode else dict(owner=0, group=0, mode="0755")
     wanted = dict(have)
     if owner is not None:
         wanted["owner"] = owner
@@ -340,9 +453,10 @@ def present(run, node, want):
     before["root"], after["root"] = have, wanted
     if (wanted["owner"], wanted["group"]) != (have["owner"], have["group"]):
         run.mutate("chown %s:%s %s" % (wanted["owner"], wanted["group"], want["path"]),
-                   lambda: os.chown(want["path"], wanted["owner"], wanted["group"]))
+                   lambda: set_root(want["path"], root_device, owner=wanted["owner"], group=wanted["group"]))
     if wanted["mode"] != have["mode"]:
-        run.mutate("chmod %s %s" % (wanted["mode"], want["path"]), lambda: os.chmod(want["path"], int(wanted["mode"], 8)))
+        run.mutate("chmod %s %s" % (wanted["mode"], want["path"]),
+                   lambda: set_root(want["path"], root_device, mode=int(wanted["mode"], 8)))
     for key in list(before):
         run.diff(key, before[key], after[key])
 
@@ -363,7 +477,16 @@ def absent(run, node, want):
             run.diff("mount:%s" % entry["file"], dict(mounted=True), dict(mounted=False))
     if want["path"]:
         fstab_text = node.read("/etc/fstab")
-        new_fstab = state.fstab_edit(fstab_text, want["path"], None)
+        # Only this array's entry: its file system's UUID, or its device. With the array not active there is no
+        # telling, and another device's entry at that path is not ours to take out.
+        fs_uuid = node.blkid(md_device).get("UUID") if md_device else None
+        specs = set([want["device"]] + ([md_device, "UUID=%s" % fs_uuid, "/dev/disk/by-uuid/%s" % fs_uuid] if fs_uuid
+                                        else ([md_device] if md_device else [])))
+        new_fstab = state.fstab_edit(fstab_text, want["path"], None, specs)
+        kept = [e for e in parsers.parse_fstab(new_fstab) if e["file"].rstrip("/") == want["path"]]
+        if kept:
+            run.module.warn("the /etc/fstab entry of %s (%s) is not the active array %s's: it is left as it is"
+                            % (want["path"], kept[0]["spec"], want["name"]))
         if new_fstab != fstab_text:
             node.write("/etc/fstab", new_fstab, "the entry of %s removed" % want["path"])
             run.diff("fstab", [x for x in fstab_text.splitlines() if x not in new_fstab.splitlines()], None)
@@ -408,6 +531,7 @@ def main():
             group=dict(type="str"),
             mode=dict(type="str"),
             force=dict(type="bool", default=False),
+            transports=dict(type="list", elements="str", default=["pcie"], choices=list(state.TRANSPORTS)),
             **command_timeout_spec()
         ),
         required_if=[("state", "present", ("drives", "path"))],

@@ -423,15 +423,20 @@ def connect(params):
                     validate_certs=params["validate_certs"], ca_path=params["ca_path"])
 
 
+def read_applied(api):
+    """The switch's applied configuration and its Cumulus Linux release."""
+    config = api.applied()
+    try:
+        return config, parsers.release_of(config)
+    except ValueError as exc:
+        raise FabricError("The switch's answer is not an NVUE configuration: %s" % exc)
+
+
 def gather(run, params):
     """state gathered: one read of the applied configuration, its RoCE part in the module's option shape."""
     api = connect(params)
     try:
-        config = api.applied()
-        try:
-            release = parsers.release_of(config)
-        except ValueError as exc:
-            raise FabricError("The switch's answer is not an NVUE configuration: %s" % exc)
+        config, release = read_applied(api)
         run.update(release=release, gathered=state.gathered(parsers.parse_config(config)))
     finally:
         run.update(requests=list(api.requests))
@@ -442,11 +447,7 @@ def gather(run, params):
 def converge(run, params, want):
     api = connect(params)
     try:
-        config = api.applied()
-        try:
-            release = parsers.release_of(config)
-        except ValueError as exc:
-            raise FabricError("The switch's answer is not an NVUE configuration: %s" % exc)
+        config, release = read_applied(api)
         run.update(release=release)
         try:
             state.check_release(want, release)

@@ -158,11 +158,7 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.roce.fabric.plugins.module_utils.common.private import (
-    PrivateDirError,
-    check_ancestors,
-    check_private_dir,
-)
+from ansible_collections.roce.fabric.plugins.module_utils.common.private import PrivateDirError, check_usable_dir
 from ansible_collections.roce.fabric.plugins.module_utils.validate import plan as _validate
 
 
@@ -213,10 +209,7 @@ def main():
     # The report's folder is often in a shared /var/tmp: one another user made first, or planted as a link, or whose
     # parents another user controls, is refused before anything is read or written (as roce.fabric.private_dir).
     try:
-        if os.path.lexists(p["dest"]):
-            check_private_dir(p["dest"])
-        else:
-            check_ancestors(p["dest"])
+        check_usable_dir(p["dest"])
     except PrivateDirError as exc:
         module.fail_json(msg="the report's folder cannot be used, nothing was written: %s" % exc)
 

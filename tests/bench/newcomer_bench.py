@@ -25,28 +25,19 @@ import argparse
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
-import yaml
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tests", "install"))
+sys.path.insert(0, os.path.join(REPO, "tests", "utils"))
+from closed_site import write_closed_site  # noqa: E402  pylint: disable=wrong-import-position
 from galaxy_stub import GalaxyStub  # noqa: E402  pylint: disable=wrong-import-position
 
 CACHE = os.environ.get("ROCE_FABRIC_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "roce-fabric")
-
-
-def closed_port():
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    return port
 
 
 class Steps(object):
@@ -97,16 +88,8 @@ def main():
         installed = os.path.join(home, ".ansible", "collections", "ansible_collections", "roce", "fabric")
         steps.run("requirements", ["pip", "install", "-q", "-r", os.path.join(installed, "requirements.txt")], env, top,
                   "python3 -m pip install -r ~/.ansible/collections/ansible_collections/roce/fabric/requirements.txt")
-        site = os.path.join(top, "mysite")
-        os.makedirs(site)
-        with open(os.path.join(installed, "inventories", "examples", "small_site", "hosts.yml")) as handle:
-            inventory = yaml.safe_load(handle)
-        for group in ("roce_switches", "gpu_nodes"):
-            for variables in inventory["all"]["children"][group]["hosts"].values():
-                variables.update(ansible_host="127.0.0.1", ansible_port=closed_port())
-        with open(os.path.join(site, "hosts.yml"), "w") as handle:
-            yaml.safe_dump(inventory, handle, sort_keys=False)
-        open(os.path.join(site, "known_hosts"), "w").close()
+        write_closed_site(os.path.join(installed, "inventories", "examples", "small_site", "hosts.yml"),
+                          os.path.join(top, "mysite"))
         check = steps.run("check", ["ansible-playbook", "-i", "mysite/hosts.yml", "roce.fabric.roce", "--check", "--diff",
                                     "-e", "vault_switch_password=not-shown"], env, top,
                           "ansible-playbook -i mysite/hosts.yml roce.fabric.roce --check --diff")

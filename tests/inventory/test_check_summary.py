@@ -13,38 +13,18 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
-
-import yaml
+import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SMALL_SITE = os.path.join(REPO, "inventories", "examples", "small_site", "hosts.yml")
-
-
-def closed_port():
-    """A loopback port nothing listens on (bound, then released): connecting to it is refused at once."""
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    return port
+sys.path.insert(0, os.path.join(REPO, "tests", "utils"))
+from closed_site import write_closed_site  # noqa: E402  pylint: disable=wrong-import-position
 
 
 def site_where_nothing_answers(tmp_path):
-    with open(SMALL_SITE) as handle:
-        inventory = yaml.safe_load(handle)
-    ports = {}
-    for group in ("roce_switches", "gpu_nodes"):
-        for host, variables in inventory["all"]["children"][group]["hosts"].items():
-            ports[host] = closed_port()
-            variables.update(ansible_host="127.0.0.1", ansible_port=ports[host])
-    inventory["all"]["children"]["roce_switches"]["vars"]["ansible_command_timeout"] = 5
-    folder = tmp_path / "mysite"
-    folder.mkdir()
-    (folder / "hosts.yml").write_text(yaml.safe_dump(inventory, sort_keys=False))
-    (folder / "known_hosts").write_text("")
-    return str(folder / "hosts.yml"), ports
+    """The small site, its six hosts on closed ports: (inventory path, {host: port})."""
+    return write_closed_site(SMALL_SITE, str(tmp_path / "mysite"), command_timeout=5)
 
 
 def play(argv, env=None):

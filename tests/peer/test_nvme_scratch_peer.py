@@ -45,7 +45,9 @@ def node_state():
 def clean():
     vm("umount /mnt/scratch /mnt/data 2>/dev/null; systemctl disable --now roce-fabric-scratch-scratch.service 2>/dev/null; "
        "for md in $(ls /dev/md?* 2>/dev/null); do mdadm --stop $md; done; "
-       "for d in %s; do wipefs --all --quiet $d; dd if=/dev/zero of=$d bs=1M count=4 oflag=direct status=none; done; "
+       # Blank as a new drive: every block zero (Write Zeroes, quick on QEMU's qcow2), not only the signatures, which
+       # would leave an earlier array's data that the module's content probe refuses.
+       "for d in %s; do wipefs --all --quiet $d; blkdiscard --zeroout $d; done; "
        "sed -i '\\# /mnt/scratch #d' /etc/fstab; sed -i '/^ARRAY /d' /etc/mdadm/mdadm.conf; "
        "rm -f /etc/systemd/system/roce-fabric-scratch-*.service /etc/roce-fabric/scratch/*.json; "
        "systemctl daemon-reload" % " ".join(DRIVES), check=False)
@@ -107,8 +109,16 @@ def refused_in_one_play(cases):
 
 
 def test_bad_input_is_refused_and_changes_nothing(node):
+    # Issue 37, 4: under a directory anyone can write, a local user made the mount point a link to /etc; the array
+    # was mounted over /etc and its root made 1777.
+    vm("mkdir -p /srv/shared && chmod 1777 /srv/shared && ln -sfn /etc /srv/shared/scratch")
+    etc = vm("stat -c '%a %U %i' /etc; findmnt --noheadings /etc || true")
     before = node_state()
     cases = [
+        (dict(ARGS, path="/srv/shared/scratch"), "/srv/shared/scratch is a symbolic link"),
+        (dict(ARGS, path="/srv/shared/new"), "/srv/shared can be written by any user"),
+        (dict(ARGS, path="/./var"), "path /var is a system directory"),
+        (dict(ARGS, path="/mnt/scratch\n"), "absolute path"),
         (dict(ARGS, name="scratch;reboot"), "name"),
         (dict(ARGS, path="/var"), "system directory"),
         (dict(ARGS, path="/mnt/x y"), "absolute path"),
@@ -127,6 +137,8 @@ def test_bad_input_is_refused_and_changes_nothing(node):
         assert result.get("failed") and words in result["msg"], (args, result)
         assert result.get("commands", []) == [], (args, result["commands"])
     assert node_state() == before, "a refused run changed the VM"
+    assert vm("stat -c '%a %U %i' /etc; findmnt --noheadings /etc || true") == etc
+    vm("rm -rf /srv/shared")
 
 
 def test_a_stopped_array_is_assembled_not_made_again(node):
@@ -153,6 +165,8 @@ def test_drives_in_use_are_refused_with_their_data_unchanged(node):
     result = module(ARGS)
     assert result.get("failed") and result["kind"] == "refused", result
     assert "/dev/nvme2n1: holds ext4" in result["msg"] and "/dev/nvme3n1: has partition nvme3n1p1" in result["msg"]
+    # Issue 37, 3: the array's data is still on the other two, without a signature since wipefs: read, and refused.
+    assert "/dev/nvme0n1: holds data without a signature" in result["msg"], result["msg"]
     assert result["commands"] == [] and node_state() == before
     vm("mount /dev/nvme2n1 /mnt/data && cd /mnt/data && sha256sum --check --quiet /root/blob.sha256")
     # Mounted: refused even with force, and still mounted.
@@ -163,8 +177,56 @@ def test_drives_in_use_are_refused_with_their_data_unchanged(node):
     # Not mounted, with force: wiped and made into the array.
     result = module(dict(ARGS, force=True))
     assert result["changed"] and not result.get("failed"), result
-    assert [c.split()[-1] for c in result["commands"] if " --all " in c] == ["/dev/nvme2n1", "/dev/nvme3n1"]
+    assert [c.split()[-1] for c in result["commands"] if " --all " in c] == DRIVES
     assert vm("findmnt --noheadings --output FSTYPE /mnt/scratch").strip() == "xfs"
+
+
+NQN = "nqn.2026-11.org.roce-fabric:lab-target"
+TARGET = "/sys/kernel/config/nvmet"
+
+
+def connect_fabric_namespace():
+    """An NVMe over Fabrics namespace in the VM: the kernel's own target (nvmet-tcp) serving a file on 127.0.0.1:4420,
+    connected with nvme-tcp as nvme connect -t tcp would (the fabrics device takes the same options string). Returns
+    its name."""
+    before = set(vm("ls /sys/block").split())
+    vm("modprobe nvmet-tcp && modprobe nvme-tcp && truncate -s 256M /var/tmp/roce-nvmet.img && "
+       "mkdir -p {t}/subsystems/{n}/namespaces/1 {t}/ports/1 && echo 1 > {t}/subsystems/{n}/attr_allow_any_host && "
+       "echo -n /var/tmp/roce-nvmet.img > {t}/subsystems/{n}/namespaces/1/device_path && "
+       "echo 1 > {t}/subsystems/{n}/namespaces/1/enable && echo tcp > {t}/ports/1/addr_trtype && "
+       "echo ipv4 > {t}/ports/1/addr_adrfam && echo 127.0.0.1 > {t}/ports/1/addr_traddr && "
+       "echo 4420 > {t}/ports/1/addr_trsvcid && ln -sf {t}/subsystems/{n} {t}/ports/1/subsystems/{n} && "
+       "echo transport=tcp,traddr=127.0.0.1,trsvcid=4420,nqn={n} > /dev/nvme-fabrics && udevadm settle"
+       .format(t=TARGET, n=NQN))
+    (name,) = [n for n in set(vm("ls /sys/block").split()) - before if re.match(r"^nvme\d+n\d+$", n)]
+    return name
+
+
+def disconnect_fabric_namespace():
+    vm("for c in /sys/class/nvme/nvme*; do grep -qx tcp $c/transport 2>/dev/null && echo 1 > $c/delete_controller; done; "
+       "rm -f {t}/ports/1/subsystems/{n}; echo 0 > {t}/subsystems/{n}/namespaces/1/enable; "
+       "rmdir {t}/subsystems/{n}/namespaces/1 {t}/subsystems/{n} {t}/ports/1; rm -f /var/tmp/roce-nvmet.img; "
+       "udevadm settle".format(t=TARGET, n=NQN), check=False)
+
+
+def test_a_fabric_namespace_is_left_alone(node):
+    """Issue 37, 1: "every local NVMe namespace" took NVMe over Fabrics namespaces too (another host's storage). With
+    one connected (the kernel's target over TCP on loopback), every selector of the module and the role's "all"
+    leave it alone and name it."""
+    name = connect_fabric_namespace()
+    try:
+        before = vm("sha256sum /var/tmp/roce-nvmet.img; blkid --probe /dev/%s; echo rc=$?" % name, check=False)
+        result = module(dict(ARGS, drives=[{}]))
+        assert not result.get("failed"), result
+        assert [d["name"] for d in result["drives"]] == ["nvme%dn1" % i for i in range(4)]
+        assert len(result["left_out"]) == 1 and result["left_out"][0].startswith(name + ": ")
+        assert " over tcp (%s" % NQN in result["left_out"][0], result["left_out"]
+        alone = module(dict(ARGS, drives=[{"name": name}], count=None))
+        assert alone.get("failed") and "left out as not local (transports pcie)" in alone["msg"], alone
+        assert alone["commands"] == []
+        assert vm("sha256sum /var/tmp/roce-nvmet.img; blkid --probe /dev/%s; echo rc=$?" % name, check=False) == before
+    finally:
+        disconnect_fabric_namespace()
 
 
 def playbook(extra, check=False):

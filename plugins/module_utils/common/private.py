@@ -92,10 +92,9 @@ def _check_chain(path, current, uid):
         current = parent
 
 
-def private_dir(path, check_mode=False):
-    """Create ``path`` (mode 0700; missing parents 0755) or accept it if it is already private. The directories
-    above it are checked before anything is made, so a refused path leaves nothing behind. Returns whether it
-    was (or, with ``check_mode``, would be) created."""
+def check_usable_dir(path):
+    """Raise PrivateDirError unless ``path`` is a private directory, or is missing and could be made one: the
+    directories above its first missing part pass ``check_ancestors``. Returns the missing parts, deepest first."""
     path = os.path.abspath(path)
     missing = []
     current = path
@@ -104,8 +103,19 @@ def private_dir(path, check_mode=False):
         current = os.path.dirname(current)
     if not missing:
         check_private_dir(path)
+    else:
+        check_ancestors(missing[-1])
+    return missing
+
+
+def private_dir(path, check_mode=False):
+    """Create ``path`` (mode 0700; missing parents 0755) or accept it if it is already private. The directories
+    above it are checked before anything is made, so a refused path leaves nothing behind. Returns whether it
+    was (or, with ``check_mode``, would be) created."""
+    path = os.path.abspath(path)
+    missing = check_usable_dir(path)
+    if not missing:
         return False
-    check_ancestors(missing[-1])
     if check_mode:
         return True
     for parent in reversed(missing[1:]):

@@ -12,7 +12,10 @@ PRIVATE to the roce.fabric collection: may change without notice.
   ``blkid --output export``;
 - ``parse_mdstat``: ``/proc/mdstat``;
 - ``parse_fstab`` / ``parse_mdadm_conf``: the lines that name a mount point or an array;
-- ``parse_size``: ``1G``, ``894.3G``, ``512K`` or a number of bytes.
+- ``parse_size``: ``1G``, ``894.3G``, ``512K`` or a number of bytes;
+- ``parse_nvme_sysfs``: the controllers (and their transports: ``pcie``, ``rdma``, ``tcp``, ``fc``, ``loop``) behind
+  each NVMe namespace, from a listing of ``/sys`` (``transport.nvme_sysfs_listing``);
+- ``parse_wipefs``: ``wipefs --no-act --json``, every signature a drive holds (not only the first, as blkid says).
 """
 
 from __future__ import annotations
@@ -144,3 +147,70 @@ def parse_mdadm_conf(text):
 def parse_mounts(text):
     """``/proc/self/mounts`` -> the same entries as ``parse_fstab`` (one per mount, in mount order)."""
     return parse_fstab(text)
+
+
+NVME_NAMESPACE_RE = re.compile(r"nvme\d+n\d+")
+CONTROLLER_RE = re.compile(r"nvme\d+")
+
+
+def _natural(name):
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def parse_nvme_sysfs(text):
+    """A listing of the NVMe part of ``/sys`` -> ``{namespace: [dict(controller, transport, address, nqn)]}``.
+
+    The listing's lines (``transport.nvme_sysfs_listing`` prints them from the node's /sys, the corpus' capture
+    command from a real one):
+
+    - ``block/nvme0n1/device -> nvme0`` (the last part of the resolved link: a controller, or ``nvme-subsys0`` for
+      the head of a native multipath namespace);
+    - ``block/nvme0n1/multipath/nvme0c1n1`` (one path of a multipath head, through controller ``nvme1``);
+    - ``subsystem/nvme-subsys0/nvme0`` (a controller of a subsystem);
+    - ``nvme/nvme0/transport: pcie``, ``nvme/nvme0/address: ...``, ``nvme/nvme0/subsysnqn: ...``.
+
+    Every controller a namespace is reached through is listed, so a namespace with one path over a fabric is seen
+    as such. A namespace without any controller found has an empty list."""
+    device, paths, members, attrs = {}, {}, {}, {}
+    for line in (text or "").splitlines():
+        line = line.rstrip()
+        match = re.match(r"^block/(nvme\d+n\d+)/device -> (\S+)$", line)
+        if match:
+            device[match.group(1)] = match.group(2)
+            continue
+        match = re.match(r"^block/(nvme\d+n\d+)/multipath/nvme\d+c(\d+)n\d+$", line)
+        if match:
+            paths.setdefault(match.group(1), []).append("nvme" + match.group(2))
+            continue
+        match = re.match(r"^subsystem/(nvme-subsys\d+)/(nvme\d+)$", line)
+        if match:
+            members.setdefault(match.group(1), []).append(match.group(2))
+            continue
+        match = re.match(r"^nvme/(nvme\d+)/(transport|address|subsysnqn):\s?(.*)$", line)
+        if match:
+            attrs.setdefault(match.group(1), {})[match.group(2)] = match.group(3).strip() or None
+    out = {}
+    for namespace in set(device) | set(paths):
+        controllers = set(paths.get(namespace, []))
+        target = device.get(namespace, "")
+        if CONTROLLER_RE.fullmatch(target):
+            controllers.add(target)
+        elif target.startswith("nvme-subsys"):
+            controllers.update(members.get(target, []))
+        out[namespace] = [dict(controller=name, transport=attrs.get(name, {}).get("transport"),
+                               address=attrs.get(name, {}).get("address"), nqn=attrs.get(name, {}).get("subsysnqn"))
+                          for name in sorted(controllers, key=_natural)]
+    return out
+
+
+def parse_wipefs(text):
+    """``wipefs --no-act --json DEVICE`` -> list of dict(type, offset (bytes), uuid, label); a drive without a
+    signature prints an empty list (util-linux 2.38), and no output at all is read the same."""
+    if not (text or "").strip():
+        return []
+    found = []
+    for entry in json.loads(text).get("signatures") or []:
+        offset = str(entry.get("offset") or "0")
+        found.append(dict(type=_text(entry.get("type")), offset=int(offset, 16) if offset.lower().startswith("0x") else int(offset),
+                          uuid=_text(entry.get("uuid")), label=_text(entry.get("label"))))
+    return found
