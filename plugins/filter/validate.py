@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.roce.fabric.plugins.module_utils.validate.gpu import health_check
 from ansible_collections.roce.fabric.plugins.module_utils.validate.ssh import TrustError, key_options
 
 
@@ -34,7 +35,15 @@ def mpi_key_options_all(hosts, hostvars, extra=None, command=""):
     return out
 
 
+def gpu_health_check(run, h2d_min_gbps, command=None):
+    """The gpu_health check record of a registered run of gpu_health.py (module_utils/validate/gpu.py health_check)."""
+    if not isinstance(run, dict):
+        raise AnsibleFilterError("gpu_health_check takes the registered result of the gpu_health.py task")
+    return health_check(run, h2d_min_gbps, " ".join(run.get("cmd") or []) if command is None else command)
+
+
 class FilterModule(object):
 
     def filters(self):
-        return {"mpi_key_options": mpi_key_options, "mpi_key_options_all": mpi_key_options_all}
+        return {"mpi_key_options": mpi_key_options, "mpi_key_options_all": mpi_key_options_all,
+                "gpu_health_check": gpu_health_check}

@@ -486,6 +486,27 @@ def test_a_user_who_may_write_all_but_services_is_stopped_before_the_exporter(fr
     assert exporter_objects(fresh)["ConfigMap"] is None and exporter_objects(fresh)["DaemonSet"] is None
 
 
+def test_a_user_who_may_create_roles_but_not_hold_their_rules_is_stopped_before_any_write(fresh, tmp_path):
+    """Issue 37, 18: the reviews asked create and patch only. A user who may create every object the role writes,
+    ClusterRoles and their bindings included, but holds neither the rules of those ClusterRoles nor escalate and bind,
+    passed the review; the API server's privilege escalation check then refused the first ClusterRole, after the
+    objects before it were written. The reviews ask escalate and bind too now: nothing is written."""
+    writes = ["create", "patch", "update", "delete"]
+    rules = [READ_ALL, {"apiGroups": ["", "apps", "rbac.authorization.k8s.io", "apiextensions.k8s.io", "k8s.cni.cncf.io"],
+                        "resources": ["*"], "verbs": writes}]
+    grant_viewer(fresh, "lab-no-escalate", rules)
+    before = fresh.snapshot()
+    mark = fresh.audit_mark()
+    rc, stats, failures, out = playbook({"k8s_rdma_network_kubeconfig": kubeconfig_variant(tmp_path, "kubeconfig-viewer")})
+    assert rc != 0
+    refusal = [f for f in failures if "may not" in f and "nothing was applied" in f]
+    assert len(refusal) == 1, failures
+    assert "escalate clusterroles" in refusal[0] and "bind clusterroles" in refusal[0], refusal[0]
+    assert "create " not in refusal[0] and "patch " not in refusal[0], refusal[0]
+    assert fresh.writes_since(mark, reviews=False) == []
+    assert fresh.snapshot() == before
+
+
 def make_node(cluster, name, allocatable):
     nodes = cluster.resource("v1", "Node")
     nodes.create(body={"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"roce-lab": "worker"}}})

@@ -13,6 +13,7 @@ escapes; its last columns are ``CPU Affinity``, ``NUMA Affinity`` and (newer dri
 
 from __future__ import annotations
 
+import json
 import re
 
 
@@ -178,3 +179,49 @@ def ecc_findings(rows):
             if key == "remapped_rows.failure" and value.lower() in ("yes", "1"):
                 problems.append("GPU %s: row remapping failed: replace the GPU" % gpu)
     return problems
+
+
+def health_rows(gpus):
+    """The ECC fields of ``gpu_health.py``'s GPUs as the query rows ``ecc_findings`` reads (its own names)."""
+    rows = []
+    for gpu in gpus:
+        ecc = gpu.get("ecc") or {}
+        row = {"index": str(gpu.get("index", "?")), "ecc.errors.uncorrected.volatile.total": ecc.get("uncorrected"),
+               "retired_pages.pending": ecc.get("retired_pages_pending"),
+               "remapped_rows.pending": ecc.get("remapped_rows_pending"),
+               "remapped_rows.failure": ecc.get("remapped_rows_failure")}
+        rows.append(dict((key, None if value is None else str(value)) for key, value in row.items()))
+    return rows
+
+
+def health_check(run, h2d_min_gbps, command=""):
+    """The ``gpu_health`` check record of one run of ``gpu_health.py`` (``run``: its ``rc``, ``stdout`` and
+    ``stderr``): failed when the script failed or printed no result, when a GPU's pinned host-to-device copy is below
+    ``h2d_min_gbps`` GB/s, or when ``ecc_findings`` finds uncorrected ECC errors, pages or rows waiting for a reset,
+    or a failed row remapping; else passed, with each GPU's copy bandwidth, NUMA node and ECC count."""
+    record = dict(name="gpu_health", command=command, gpus=[])
+    rc = run.get("rc")
+    if rc != 0:
+        detail = " ".join(str(run.get("stderr") or run.get("msg") or "").split())[:300]
+        return dict(record, status="failed", msg="gpu_health.py failed (rc %s): %s" % (rc, detail))
+    try:
+        data = json.loads(run.get("stdout") or "")
+        gpus = list(data["gpus"])
+    except (ValueError, KeyError, TypeError):
+        return dict(record, status="failed", msg="gpu_health.py printed no result: %s"
+                    % " ".join(str(run.get("stdout") or "").split())[:300])
+    problems = []
+    for gpu in gpus:
+        h2d = ((gpu.get("copy") or {}).get("pinned") or {}).get("h2d")
+        if h2d is not None and float(h2d) < float(h2d_min_gbps):
+            problems.append("GPU %s host-to-device %.1f GB/s < %s" % (gpu.get("index", "?"), float(h2d), h2d_min_gbps))
+    problems += ecc_findings(health_rows(gpus))
+    if problems:
+        return dict(record, status="failed", msg="; ".join(problems), gpus=gpus)
+    summary = []
+    for gpu in gpus:
+        pinned = (gpu.get("copy") or {}).get("pinned") or {}
+        summary.append("GPU%s h2d %s d2h %s GB/s (NUMA %s), ECC uncorrected %s" % (
+            gpu.get("index", "?"), pinned.get("h2d", "?"), pinned.get("d2h", "?"), gpu.get("numa_node"),
+            (gpu.get("ecc") or {}).get("uncorrected")))
+    return dict(record, status="passed", msg="; ".join(summary), gpus=gpus)

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -85,3 +86,39 @@ def test_query_csv_na_and_ecc():
     ]
     with pytest.raises(gpu.GpuParseError, match="2 fields for 4 columns"):
         gpu.parse_query_csv(text + "3, 0\n")
+
+
+def health_run(data=None, rc=0, stdout=None, stderr=""):
+    text = fixture("gpu_health_h200x2.json") if data is None else json.dumps(data)
+    return dict(rc=rc, stdout=text if stdout is None else stdout, stderr=stderr,
+                cmd=["python3", "/var/tmp/roce-fabric-validate/gpu_health.py"])
+
+
+def test_the_gpu_health_check_on_the_h200_run():
+    """The check record the report shows (issue 38: it was judged in the role's Jinja, which ignored two fields the
+    script reports). On the real run of the 2x H200 machine: both GPUs pass, their pinned copy rates in the message."""
+    record = gpu.health_check(health_run(), 20, "gpu_health.py")
+    assert record["status"] == "passed" and record["name"] == "gpu_health" and len(record["gpus"]) == 2
+    assert record["msg"].startswith("GPU0 h2d 55.49 d2h 55.39 GB/s (NUMA -1), ECC uncorrected 0; GPU1 h2d ")
+    assert gpu.health_check(health_run(), 60, "")["msg"].startswith("GPU 0 host-to-device 55.5 GB/s < 60")
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("uncorrected", "3", "GPU 1: ecc.errors.uncorrected.volatile.total = 3"),
+    # The two fields the role's Jinja judge ignored.
+    ("retired_pages_pending", "Yes", "GPU 1: retired_pages.pending (reset the GPU to retire them)"),
+    ("remapped_rows_failure", "Yes", "GPU 1: row remapping failed: replace the GPU"),
+    ("remapped_rows_pending", "Yes", "GPU 1: remapped_rows.pending (reset the GPU to retire them)"),
+])
+def test_the_gpu_health_check_fails_on_every_ecc_finding(field, value, words):
+    data = json.loads(fixture("gpu_health_h200x2.json"))
+    data["gpus"][1]["ecc"][field] = value
+    record = gpu.health_check(health_run(data), 20)
+    assert record["status"] == "failed" and record["msg"] == words, record["msg"]
+
+
+def test_the_gpu_health_check_when_the_script_fails():
+    failed = gpu.health_check(health_run(rc=1, stderr="Traceback ...\nRuntimeError: CUDA unavailable\n"), 20)
+    assert failed["status"] == "failed" and failed["msg"] == "gpu_health.py failed (rc 1): Traceback ... RuntimeError: CUDA unavailable"
+    garbled = gpu.health_check(health_run(stdout="not json"), 20)
+    assert garbled["status"] == "failed" and garbled["msg"] == "gpu_health.py printed no result: not json"
