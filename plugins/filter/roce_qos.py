@@ -10,7 +10,7 @@ __metaclass__ = type
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.roce.fabric.plugins.module_utils.qos.counters import traffic_check
-from ansible_collections.roce.fabric.plugins.module_utils.qos.host import InterfacesError, interfaces
+from ansible_collections.roce.fabric.plugins.module_utils.qos.host import InterfacesError, host_args, interfaces
 from ansible_collections.roce.fabric.plugins.module_utils.qos.switch import role_args
 from ansible_collections.roce.fabric.plugins.module_utils.qos.contract import (
     ContractError,
@@ -66,6 +66,14 @@ def roce_qos_traffic(netdev, before, after, contract, capture=None, min_share=0.
                          min_share=float(min_share), min_bytes=int(min_bytes))
 
 
+def nic_qos_args(nic, settings, backend):
+    try:
+        return host_args(nic, settings, backend)
+    except (KeyError, TypeError) as exc:
+        raise AnsibleFilterError("nic_qos_args needs a nic_qos_interfaces entry and the contract's settings "
+                                 "(roce.fabric.roce_qos): %s missing" % exc)
+
+
 def nic_qos_interfaces(value, devices=None):
     try:
         return interfaces(value, devices)
@@ -83,4 +91,5 @@ class FilterModule(object):
             "roce_qos_traffic": roce_qos_traffic,
             "roce_switch_args": roce_switch_args,
             "nic_qos_interfaces": nic_qos_interfaces,
+            "nic_qos_args": nic_qos_args,
         }

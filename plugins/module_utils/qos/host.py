@@ -80,3 +80,28 @@ def interfaces(value, devices=None):
     if errors:
         raise InterfacesError("nic_qos_interfaces cannot be used, nothing was changed: %s" % "; ".join(errors))
     return out
+
+
+def host_args(nic, settings, backend):
+    """The arguments of ``roce.fabric.nic_qos`` for one NIC of nic_qos_interfaces (a complete entry) under the
+    contract's host settings (``qos.contract.derive``): the contract's route to the host NIC, beside
+    ``qos.switch.role_args`` for the switch. A NIC without DCB (``dcb: false``: a virtio NIC, a cloud VF) gets no
+    trust, PFC or DSCP map and the ``none`` backend; without ECN files (``ecn: false``) no ECN or CNP settings; the
+    RDMA-CM ToS unless ``roce_tos: false``, and the traffic class only with ``traffic_class: true``. Keys whose value
+    would be left out are not in the result."""
+    dcb, ecn = nic.get("dcb", True), nic.get("ecn", True)
+    args = dict(netdev=nic["netdev"], rdma_device=nic.get("rdma_device") or None, port=nic.get("port") or 1,
+                backend=backend if dcb else "none")
+    if dcb:
+        args.update(trust=settings["trust"], pfc=settings["pfc_priorities"])
+        if settings.get("dscp2prio"):
+            args["dscp2prio"] = settings["dscp2prio"]
+    if ecn:
+        if settings.get("ecn"):
+            args["ecn"] = settings["ecn_priorities"]
+        args.update(cnp_dscp=settings["cnp_dscp"], cnp_priority=settings["cnp_priority"])
+    if nic.get("roce_tos", True):
+        args["roce_tos"] = settings["roce_tos"]
+    if nic.get("traffic_class", False):
+        args["traffic_class"] = settings["roce_tos"]
+    return dict((key, value) for key, value in args.items() if value is not None)

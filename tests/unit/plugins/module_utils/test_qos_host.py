@@ -63,3 +63,26 @@ def test_what_cannot_be_used_is_refused_with_its_reason(value, words):
 def test_auto_without_the_devices_is_an_error():
     with pytest.raises(host.InterfacesError):
         host.interfaces("auto")
+
+
+def test_the_contract_reaches_each_nic_through_one_function():
+    """The nic_qos role decided in eight 'if item.x else omit' lines which settings each NIC gets (issue 38); the
+    contract now reaches the NIC through qos.host.host_args as it reaches the switch through qos.switch.role_args."""
+    from ansible_collections.roce.fabric.plugins.module_utils.qos import contract
+    settings = contract.derive({})
+    full = host.interfaces([{"netdev": "ens1f0np0", "rdma_device": "mlx5_0"}])[0]
+    assert host.host_args(full, settings, "mlnx_qos") == dict(
+        netdev="ens1f0np0", rdma_device="mlx5_0", port=1, backend="mlnx_qos", trust="dscp", pfc=[3], ecn=[3],
+        cnp_dscp=48, cnp_priority=6, roce_tos=106)
+    # A virtio NIC of the lab's VMs: no DCB, no mlx5 ECN files: the RDMA-CM ToS only.
+    bare = host.interfaces([{"netdev": "enp1s0", "rdma_device": "rxe0", "dcb": False, "ecn": False}])[0]
+    assert host.host_args(bare, settings, "mlnx_qos") == dict(netdev="enp1s0", rdma_device="rxe0", port=1,
+                                                               backend="none", roce_tos=106)
+    # Lossy with a moved priority: PFC off (an empty list, which turns it off), the DSCP map entry.
+    lossy = contract.derive({"mode": "lossy", "roce_dscp": 24, "roce_priority": 4})
+    args = host.host_args(dict(full, traffic_class=True, roce_tos=False), lossy, "dcb")
+    assert args["pfc"] == [] and args["dscp2prio"] == {24: 4} and args["ecn"] == [4] and "roce_tos" not in args
+    assert args["traffic_class"] == lossy["roce_tos"] and args["backend"] == "dcb"
+    # Lossless without ECN: no ECN priorities, the CNP settings still.
+    quiet = host.host_args(full, contract.derive({"ecn": False}), "mlnx_qos")
+    assert "ecn" not in quiet and quiet["cnp_dscp"] == 48
