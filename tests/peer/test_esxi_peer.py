@@ -451,7 +451,9 @@ def test_role_a_reboot_flag_that_is_not_ours_reboots_once_not_every_run(vc, tmp_
     a = vc.host("esx-a.lab")
     assert a["reboots"] == 1 and a["runtime"]["VMkernel.Boot.atsSupport"] is True and not a["reboot_required"]
     saved = json.loads((tmp_path / "first" / "esx-a.lab.json").read_text())
-    assert saved["settings"] == {"atsSupport": True} and saved["boot_time"], saved
+    # The record of roce.fabric.reboot_record: the settings are its subject, the boot time its boot.
+    assert saved["subject"] == {"atsSupport": True} and saved["boot_id"], saved
+    assert saved["reasons"] == ["summary.rebootRequired"]
     assert oct((tmp_path / "first" / "esx-a.lab.json").stat().st_mode & 0o777) == "0o600"
     # A staged update now holds esx-a's flag set; its settings are active.
     LAB.fault(vc.name, reboot_required_stuck="esx-a.lab")
