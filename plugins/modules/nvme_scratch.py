@@ -305,14 +305,16 @@ def make_mount_point(path):
                               kind="refused")
 
 
-def probe_drives(node, chosen, inactive):
+def probe_drives(node, devices, chosen, inactive):
     """What each drive itself shows, read before a create (``state.probe_reasons``): its holders, every signature,
-    and an exclusive read of samples (skipped for a drive an array holds, which the kernel keeps exclusive)."""
+    and an exclusive read of samples (skipped for a drive an array holds, which the kernel keeps exclusive, and for
+    one lsblk shows mounted, refused for that already)."""
     probes = {}
     for drive in chosen:
         holders = node.holders(drive["name"])
         busy, nonzero = None, []
-        if not holders:
+        mounted = state.in_use(devices, drive)[0]
+        if not holders and not mounted:
             busy, nonzero = node.exclusive_read(drive["path"], state.sample_offsets(drive["size"]), state.SAMPLE_BYTES)
         probes[drive["path"]] = dict(holders=holders, signatures=node.signatures(drive["path"]), busy=busy,
                                      nonzero=nonzero)
@@ -342,11 +344,15 @@ def present(run, node, want):
     active, inactive = node.arrays()
     md_device, detail = state.find_array(active, want["name"])
     examined = dict((d["path"], node.examine(d["path"])) for d in chosen if d["fstype"] == "linux_raid_member")
-    action, wipe = state.array_action(want, devices, chosen, (md_device, detail), examined)
+    try:
+        action, wipe = state.array_action(want, devices, chosen, (md_device, detail), examined)
+    except state.ScratchInputError:
+        # Refused already (drives in use): the drives are read too, so that the refusal names all that is wrong.
+        action = "create"
     if action == "create":
         # Before anything is wiped or made: what the drives themselves hold, not udev's cached view of them.
         held = set(os.path.basename(device) for device in inactive)
-        probes = probe_drives(node, chosen, held)
+        probes = probe_drives(node, devices, chosen, held)
         action, wipe = state.array_action(want, devices, chosen, (md_device, detail), examined, probes, held)
     owner = resolve_id(want["owner"], lambda n: pwd.getpwnam(n).pw_uid, "user")
     group = resolve_id(want["group"], lambda n: grp.getgrnam(n).gr_gid, "group")

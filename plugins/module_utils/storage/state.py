@@ -39,6 +39,8 @@ TRANSPORTS = ("pcie", "rdma", "tcp", "fc", "loop")
 # What the drive-content probe reads: this many samples of this many bytes, spread from the first to the last.
 SAMPLES = 16
 SAMPLE_BYTES = 65536
+# wipefs' names of partition tables (util-linux libblkid): the protective MBR and GPT headers, a DOS table.
+PARTITION_TABLES = ("gpt", "PMBR", "dos")
 
 
 class ScratchInputError(ValueError):
@@ -278,7 +280,11 @@ def probe_reasons(drive, probe, inactive):
     if probe.get("busy"):
         hard.append("is open exclusively elsewhere (a mount in another mount namespace, or a program)")
     recorded = drive["fstype"]
+    partitioned = any(name for name in drive["children"])
     for signature in probe.get("signatures") or []:
+        # A partition table of a drive whose partitions lsblk shows is named already ("has partition ...").
+        if partitioned and signature["type"] in PARTITION_TABLES:
+            continue
         if signature["type"] != recorded:
             soft.append("holds %s at offset %d (found on the drive; udev had not recorded it)"
                         % (signature["type"], signature["offset"]))

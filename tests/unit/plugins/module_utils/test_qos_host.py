@@ -76,8 +76,8 @@ def test_the_contract_reaches_each_nic_through_one_function():
         cnp_dscp=48, cnp_priority=6, roce_tos=106)
     # A virtio NIC of the lab's VMs: no DCB, no mlx5 ECN files: the RDMA-CM ToS only.
     bare = host.interfaces([{"netdev": "enp1s0", "rdma_device": "rxe0", "dcb": False, "ecn": False}])[0]
-    assert host.host_args(bare, settings, "mlnx_qos") == dict(netdev="enp1s0", rdma_device="rxe0", port=1,
-                                                               backend="none", roce_tos=106)
+    expected = dict(netdev="enp1s0", rdma_device="rxe0", port=1, backend="none", roce_tos=106)
+    assert host.host_args(bare, settings, "mlnx_qos") == expected
     # Lossy with a moved priority: PFC off (an empty list, which turns it off), the DSCP map entry.
     lossy = contract.derive({"mode": "lossy", "roce_dscp": 24, "roce_priority": 4})
     args = host.host_args(dict(full, traffic_class=True, roce_tos=False), lossy, "dcb")

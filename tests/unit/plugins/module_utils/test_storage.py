@@ -390,3 +390,12 @@ def test_absent_takes_out_only_this_arrays_fstab_entry():
     assert state.fstab_edit(fstab, "/mnt/scratch", None, {"UUID=ours", "/dev/md/scratch"}).splitlines() == \
         ["/dev/vda / ext4 rw 0 1", "UUID=theirs /mnt/scratch ext4 defaults 0 0"]
     assert state.fstab_edit(fstab, "/mnt/scratch", None, {"/dev/md/scratch"}) == fstab
+
+
+def test_a_partitioned_drive_is_named_once():
+    """The GPT of a drive lsblk already shows partitioned is not named a second time as a signature udev missed."""
+    devices = parsers.parse_lsblk(read("lsblk_nvme_in_use.json"))
+    drive = devices["nvme3n1"]
+    assert drive["children"]
+    hard, soft = state.probe_reasons(drive, dict(holders=[], signatures=parsers.parse_wipefs(read("wipefs_gpt.json"))), set())
+    assert hard == [] and soft == []
