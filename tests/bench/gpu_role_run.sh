@@ -9,7 +9,9 @@ COLL=${1:?collections directory}
 OUT=${OUT:?set OUT to a directory for the results}
 export ANSIBLE_COLLECTIONS_PATH=$COLL ANSIBLE_NOCOLOR=1 ANSIBLE_HOST_KEY_CHECKING=false PYTHONUNBUFFERED=1
 PLAY=$COLL/ansible_collections/roce/fabric/playbooks/validate.yml
-common=(-i "localhost," -c local -e "ansible_python_interpreter=$(command -v python3)" -e roce_validate_hosts=localhost)
+# The GPU machines lent here have no RDMA NIC: discovery reports that, without failing the run for it.
+common=(-i "localhost," -c local -e "ansible_python_interpreter=$(command -v python3)" -e roce_validate_hosts=localhost
+        -e validate_require_rdma=false)
 
 ansible-playbook "${common[@]}" -e "validate_report_dir=$OUT/normal" "$PLAY" > "$OUT/role_normal.log" 2>&1
 echo "normal path: rc=$?"; tail -n 25 "$OUT/role_normal.log"
