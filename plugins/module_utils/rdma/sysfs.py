@@ -21,6 +21,7 @@ import ipaddress
 import os
 import re
 
+from ansible_collections.roce.fabric.plugins.module_utils.common.files import listdir as _listdir
 from ansible_collections.roce.fabric.plugins.module_utils.common.pci import read_sysfs as _read
 
 # --- pure parsers for sysfs values and ofed_info ---------------------------------------------------------
@@ -158,12 +159,6 @@ def usable_ports(devices, link_layer=None):
 
 
 # --- sysfs readers (files under root, no command) ---------------------------------------------------------
-
-def _listdir(path):
-    try:
-        return sorted(os.listdir(path))
-    except OSError:
-        return []
 
 
 def _int(text):

@@ -18,6 +18,7 @@ import os
 import stat
 import tempfile
 
+from ansible_collections.roce.fabric.plugins.module_utils.common.files import listdir as _listdir
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError, run_change
 from ansible_collections.roce.fabric.plugins.module_utils.storage import parsers
 
@@ -157,13 +158,6 @@ def path_chain(path):
         chain.append(dict(path=current, link=stat.S_ISLNK(info.st_mode), dir=stat.S_ISDIR(info.st_mode),
                           mode=stat.S_IMODE(info.st_mode), uid=info.st_uid, target=index == len(parts)))
     return chain
-
-
-def _listdir(path):
-    try:
-        return sorted(os.listdir(path))
-    except OSError:
-        return []
 
 
 def nvme_sysfs_listing(root="/sys"):
