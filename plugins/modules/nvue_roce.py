@@ -487,8 +487,12 @@ def apply_revision(run, api, params, planned, want):
     try:
         rev_state, issues, progress = api.apply(rev, time.monotonic() + params["apply_timeout"])
     except FabricError as exc:
+        pending = (" Over SSH the change stays pending in the account's configuration until the apply ends; if it does "
+                   "not, detach it there (nv config detach) first: a run refuses what is pending that it did not stage."
+                   if isinstance(api, NvueSsh) else "")
         raise FabricError("%s while revision %s was being applied: whether the switch applied it is not known. Running "
-                          "the task again reads the switch and converges." % (str(exc).rstrip("."), rev), revision=rev, **exc.details)
+                          "the task again reads the switch and converges.%s" % (str(exc).rstrip("."), rev, pending),
+                          revision=rev, **exc.details)
     run.update(revision_state=rev_state, revision_issues=issues)
     if rev_state not in parsers.DONE_STATES:
         detail = "; ".join(issues) or progress or "no reason given"

@@ -235,8 +235,14 @@ def test_ssh_hung_apply_is_reported_and_the_next_run_converges(leaf2):
     leaf2.set_faults(apply="hang")
     hung = leaf2.module(MODULE, dict(SSH_SEED, apply_timeout=2))
     assert hung["failed"] is True and "whether the switch applied it is not known" in hung["msg"], hung
+    assert "detach it there (nv config detach) first" in hung["msg"], hung["msg"]
     assert leaf2.state()["applies"] == 0
     leaf2.set_faults()
+    # The hung apply's change is still pending (the simulator's apply never ends): refused, not applied or thrown away,
+    # until the account detaches it; then the next run converges.
+    refused = leaf2.module(MODULE, SSH_SEED)
+    assert refused["failed"] is True and refused["failure"] == "pending" and leaf2.state()["applies"] == 0, refused
+    assert nv_as_the_account("nv config detach") == 0
     converges(leaf2, SSH_SEED)
 
 
@@ -446,7 +452,8 @@ def test_gathered_is_the_switchs_configuration_in_the_modules_own_shape(which, r
     assert got.get("failed") is not True and got["changed"] is False, got
     assert got["gathered"]["roce_mode"] == seed["roce_mode"] and got["gathered"]["trust"] == "l3"
     assert switch.mutating_requests() == [r for r in before["requests"] if r["method"] != "GET"
-                                          and not (r["method"] == "SSH" and r["path"].startswith("nv config show"))]
+                                          and not (r["method"] == "SSH"
+                                                   and r["path"].startswith(("nv config show", "nv config diff")))]
     again = switch.module(MODULE, got["gathered"])
     assert again["changed"] is False and again["commands"] == [] and again["before"] == again["after"], again
     unchanged(switch, before)
