@@ -218,6 +218,7 @@ def test_the_service_comes_back_after_a_real_reboot(telemetry):
 BAD_INPUT = (
     ("rdma_exporter_port=70000", "rdma_exporter_port must be 1-65535"),
     ("rdma_exporter_listen_address='10.0.0.1; touch /tmp/x'", "an IPv4 or IPv6 address or empty"),
+    ("rdma_exporter_listen_address=10.0.0.999", "or empty, not '10.0.0.999'"),
     ("rdma_exporter_path=/usr/local/lib", "ending in .py"),
     ("rdma_exporter_max_clients=0", "rdma_exporter_max_clients 1-64"),
     ("rdma_exporter_include_device='^(rxe'", "missing ), unterminated subpattern"),
@@ -234,16 +235,17 @@ def test_bad_input_is_refused_and_changes_nothing(telemetry):
 
 def test_it_listens_on_the_management_network_only_and_takes_expressions_unchanged(telemetry):
     """Hardening (issue 37, 6): the exporter (no authentication) listened on every address, the RoCE network's too.
-    It listens on the address of the default route's interface now (QEMU's user network here; the RoCE link is
-    enp1s0, 10.78.0.0/24), and a device expression reaches the program as written through the unit's command line
-    as the VM's systemd parses it; scrapes that come together share one read."""
-    rc, out = vm("node1", "ip -4 -o addr show dev $(ip -4 route show default | sed -n 's/.* dev \\([^ ]*\\).*/\\1/p') "
-                          "| sed -n 's/.* inet \\([0-9.]*\\)\\/.*/\\1/p'; ss -Hltn 'sport = :9879'")
+    It listens on the management address now: the server end of the controller's SSH connection (QEMU's user
+    network here, 10.0.2.15; the RoCE link is enp1s0, 10.78.0.0/24). The lab VMs have no default route, as a
+    fabric-only host may not: the SSH connection alone decides. A device expression reaches the program as written
+    through the unit's command line as the VM's systemd parses it; scrapes that come together share one read."""
+    rc, out = vm("node1", "set -- $SSH_CONNECTION; echo $3; ip -4 route show default | wc -l; ss -Hltn 'sport = :9879'")
     assert rc == 0, out
     lines = out.split()
-    management = lines[0]
-    listening = [field for field in lines[1:] if field.endswith(":9879")]
-    assert listening == ["%s:9879" % management] and not management.startswith("10.78."), out
+    management, default_routes = lines[0], lines[1]
+    listening = [field for field in lines[2:] if field.endswith(":9879")]
+    assert default_routes == "0", out
+    assert listening == ["%s:9879" % management] and management == "10.0.2.15", out
     rc, out = vm("node2", "python3 -c \"import socket; s = socket.socket(); s.settimeout(5); "
                           "print('connect', s.connect_ex(('10.78.0.1', 9879)))\"")
     assert "connect 111" in out, out  # ECONNREFUSED on the RoCE network
