@@ -12,6 +12,7 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.roce.fabric.plugins.module_utils.k8s.network import (
     access_denied,
     access_reviews,
+    apply_outcome,
     bad_resource_names,
     input_errors,
     nodes_missing_resources,
@@ -67,6 +68,12 @@ def k8s_network_pending(desired, actual, missing_only=False):
     return pending_objects(desired, actual, missing_only=bool(missing_only))
 
 
+def k8s_apply_outcome(sent, answer):
+    if not isinstance(sent, list) or not isinstance(answer, dict):
+        raise AnsibleFilterError("k8s_apply_outcome expects the list of objects sent and kubernetes.core.k8s's registered answer")
+    return apply_outcome(sent, answer)
+
+
 class FilterModule(object):
 
     def filters(self):
@@ -78,4 +85,5 @@ class FilterModule(object):
             "k8s_bad_resource_names": k8s_bad_resource_names,
             "k8s_access_reviews": k8s_access_reviews,
             "k8s_access_denied": k8s_access_denied,
+            "k8s_apply_outcome": k8s_apply_outcome,
         }

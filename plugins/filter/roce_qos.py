@@ -9,9 +9,15 @@ __metaclass__ = type
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.roce.fabric.plugins.module_utils.qos.counters import traffic_check
-from ansible_collections.roce.fabric.plugins.module_utils.qos.host import InterfacesError, host_args, interfaces
-from ansible_collections.roce.fabric.plugins.module_utils.qos.switch import role_args
+from ansible_collections.roce.fabric.plugins.module_utils.qos.counters import traffic_check, traffic_checks
+from ansible_collections.roce.fabric.plugins.module_utils.qos.host import (
+    InterfacesError,
+    host_args,
+    interfaces,
+    nccl_tc_check,
+    nic_checks,
+)
+from ansible_collections.roce.fabric.plugins.module_utils.qos.switch import role_args, verify_check
 from ansible_collections.roce.fabric.plugins.module_utils.qos.contract import (
     ContractError,
     derive,
@@ -25,6 +31,18 @@ def roce_qos(contract):
         return derive(contract)
     except ContractError as exc:
         raise AnsibleFilterError(str(exc))
+
+
+def roce_switch_check(result, host, os, roce_mode, contract, check_mode=False, os_setting=None):
+    """The ``qos switch`` record of a switch's read-only run (module_utils/qos/switch.py verify_check)."""
+    if result is not None and not isinstance(result, dict):
+        raise AnsibleFilterError("roce_switch_check expects the registered result of the switch's module")
+    try:
+        settings = derive(contract)
+    except ContractError as exc:
+        raise AnsibleFilterError(str(exc))
+    return verify_check(host, os, result, roce_mode or None, settings, check_mode=bool(check_mode),
+                        os_setting=os_setting)
 
 
 def roce_qos_switch_conflicts(contract, roce_mode=None, ports=None, pfc=None):
@@ -66,6 +84,39 @@ def roce_qos_traffic(netdev, before, after, contract, capture=None, min_share=0.
                          min_share=float(min_share), min_bytes=int(min_bytes))
 
 
+def roce_qos_traffic_checks(before, after, contract, captures=None, min_share=0.95, min_bytes=1000000):
+    """The ``traffic <netdev>`` records of a host from the registered loops of roce.fabric.rdma_counters (before
+    and after) and of the captures' count files (module_utils/qos/counters.py traffic_checks)."""
+    for name, value in (("before", before), ("after", after)):
+        if not isinstance(value, dict) or not isinstance(value.get("results"), list):
+            raise AnsibleFilterError("roce_qos_traffic_checks: %s must be the registered loop of roce.fabric.rdma_counters"
+                                     % name)
+    try:
+        qos = derive(contract)
+    except ContractError as exc:
+        raise AnsibleFilterError(str(exc))
+    capture_results = (captures or {}).get("results") if isinstance(captures, dict) else None
+    return traffic_checks(before["results"], after["results"], qos["roce_priority"], qos["roce_dscp"],
+                          capture_results=capture_results, min_share=float(min_share), min_bytes=int(min_bytes))
+
+
+def nic_qos_checks(registered, check_mode=False):
+    """The ``qos <netdev>`` records of roce.fabric.nic_qos run read-only over a host's NICs (its registered loop)."""
+    if not isinstance(registered, dict):
+        raise AnsibleFilterError("nic_qos_checks expects the registered loop of roce.fabric.nic_qos, got %s"
+                                 % type(registered).__name__)
+    return nic_checks(registered.get("results") or [], check_mode=bool(check_mode))
+
+
+def roce_qos_nccl_check(nccl_env, contract):
+    """The ``qos nccl`` record: NCCL_IB_TC against the contract's ToS."""
+    try:
+        qos = derive(contract)
+    except ContractError as exc:
+        raise AnsibleFilterError(str(exc))
+    return nccl_tc_check(nccl_env if isinstance(nccl_env, dict) else {}, qos["roce_tos"])
+
+
 def nic_qos_args(nic, settings, backend):
     try:
         return host_args(nic, settings, backend)
@@ -88,6 +139,10 @@ class FilterModule(object):
             "roce_qos": roce_qos,
             "roce_qos_switch_conflicts": roce_qos_switch_conflicts,
             "roce_qos_conflicts": roce_qos_conflicts,
+            "roce_qos_traffic_checks": roce_qos_traffic_checks,
+            "roce_qos_nccl_check": roce_qos_nccl_check,
+            "roce_switch_check": roce_switch_check,
+            "nic_qos_checks": nic_qos_checks,
             "roce_qos_traffic": roce_qos_traffic,
             "roce_switch_args": roce_switch_args,
             "nic_qos_interfaces": nic_qos_interfaces,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.roce.fabric.plugins.module_utils.validate.checks import discovery_check as _discovery_check
 from ansible_collections.roce.fabric.plugins.module_utils.validate.gpu import health_check
 from ansible_collections.roce.fabric.plugins.module_utils.validate.ssh import TrustError, key_options
 
@@ -17,6 +18,28 @@ def mpi_key_options(addresses, host, extra=None, command=""):
         return key_options(host, addresses, extra or [], command or "")["options"]
     except TrustError as exc:
         raise AnsibleFilterError(str(exc))
+
+
+def mpi_addresses(hosts, hostvars):
+    """The RoCE address mpirun reaches each host on: the first IPv4 address of its active RDMA ports (its
+    rdma_facts), '' for a host without one (nccl_test then names it)."""
+    out = []
+    for host in hosts or []:
+        facts = ((hostvars[host].get("ansible_facts") or {}).get("roce_rdma") or {}) if host in hostvars else {}
+        out.append(next((port.get("ipv4") for port in facts.get("ports") or [] if port.get("ipv4")), ""))
+    return out
+
+
+def mpi_known_hosts(hosts, hostvars):
+    """Every name a host's known_hosts pin may be under: each host's inventory name and the IPv4 addresses of its
+    active RDMA ports, each once, in order."""
+    names = []
+    for host in hosts or []:
+        facts = ((hostvars[host].get("ansible_facts") or {}).get("roce_rdma") or {}) if host in hostvars else {}
+        for name in [host] + [port.get("ipv4") for port in facts.get("ports") or []]:
+            if name and name not in names:
+                names.append(name)
+    return names
 
 
 def mpi_key_options_all(hosts, hostvars, extra=None, command=""):
@@ -35,6 +58,13 @@ def mpi_key_options_all(hosts, hostvars, extra=None, command=""):
     return out
 
 
+def discovery_check(facts, require_rdma=True, check_mode=False):
+    """The discovery check record of a host's roce.fabric.rdma_facts (module_utils/validate/checks.py)."""
+    if not isinstance(facts, dict):
+        raise AnsibleFilterError("discovery_check expects the roce_rdma facts (a dict), got %s" % type(facts).__name__)
+    return _discovery_check(facts, require_rdma=bool(require_rdma), check_mode=bool(check_mode))
+
+
 def gpu_health_check(run, h2d_min_gbps, command=None):
     """The gpu_health check record of a registered run of gpu_health.py (module_utils/validate/gpu.py health_check)."""
     if not isinstance(run, dict):
@@ -46,4 +76,5 @@ class FilterModule(object):
 
     def filters(self):
         return {"mpi_key_options": mpi_key_options, "mpi_key_options_all": mpi_key_options_all,
-                "gpu_health_check": gpu_health_check}
+                "mpi_addresses": mpi_addresses, "mpi_known_hosts": mpi_known_hosts,
+                "gpu_health_check": gpu_health_check, "discovery_check": discovery_check}

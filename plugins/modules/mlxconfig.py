@@ -167,6 +167,14 @@ reboot_type:
   returned: always
   type: str
   sample: reboot
+reboot_reason:
+  description:
+    - Why a warm reboot is wanted, the same words for the same pending values on every run (each device whose
+      pending values a warm reboot loads, and those values); empty when none is. Devices that need a power cycle
+      are not in it.
+  returned: always
+  type: str
+  sample: "ConnectX firmware settings pending on 0000:3b:00.0 (LINK_TYPE_P1=2, SRIOV_EN=True)"
 tool:
   description: The tool that was used.
   returned: always

@@ -219,6 +219,13 @@ skipped:
   description: True in check mode.
   returned: always
   type: bool
+checks:
+  description: The validation report's check records, one per run - C(name) (C(nccl <collective>), with
+    C( (mpi, <N> hosts)) for O(launcher=mpi)), C(status), C(msg) (average bus bandwidth; the transports, or the ranks
+    and the hosts they ran on; why it failed), C(command), C(tables).
+  returned: always
+  type: list
+  elements: dict
 launcher:
   description: How the ranks were started (V(local) or V(mpi)) and how many ran.
   returned: always
@@ -297,7 +304,7 @@ def main():
                               numa_nodes=p["numa_nodes"] if p["gpus"] else None)
         except ValueError as exc:
             module.fail_json(msg="launcher=mpi: %s" % exc)
-    result = dict(changed=False, passed=True, skipped=False, runs=[], findings=[], msg="",
+    result = dict(changed=False, passed=True, skipped=False, runs=[], checks=[], findings=[], msg="",
                   launcher=dict(kind=p["launcher"], hosts=p["hosts"] if mpi else [], ranks=0))
     if module.check_mode:
         result.update(skipped=True, msg="check mode: NCCL benchmark not run")
@@ -412,6 +419,7 @@ def main():
             os.unlink(os.path.join(workdir, name))
         os.rmdir(workdir)
     result["passed"] = all(r["passed"] for r in result["runs"])
+    result["checks"] = _nccl.run_checks(result["runs"], result["launcher"])
     result["msg"] = "; ".join(
         "%s %s" % (r["collective"], ("avg busbw %.2f GB/s" % r["avg_busbw"]) if r.get("avg_busbw") is not None else "")
         + ("" if r["passed"] else " FAILED: " + "; ".join(r["reasons"])) for r in result["runs"])

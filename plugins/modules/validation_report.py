@@ -43,6 +43,19 @@ options:
       - V(write) - inventory name to host checks C({status, msg, checks}) shown in the host table.
     type: dict
     default: {}
+  host_checks:
+    description:
+      - V(write) - inventory name to the list of its check records (C({name, status, msg, command, ...})); each host's
+        status is judged from them (failed when one failed, passed when one passed, else skipped) and the host is
+        added to O(hosts).
+    type: dict
+    default: {}
+  switches:
+    description:
+      - V(write) - switch inventory name to its C(qos switch) check record (what roce.fabric.roce_switch's
+        C(tasks_from=verify) sets as C(roce_switch_check)), or null for a switch that was not read (left out).
+    type: dict
+    default: {}
   tests:
     description: Pair tests to plan, in order (V(rping), V(ib_write_bw), V(ib_read_bw), V(ib_send_bw), V(ib_write_lat),
       V(ib_read_lat), V(ib_send_lat)).
@@ -92,9 +105,9 @@ options:
   generated:
     description:
       - V(write) - the record of when and how the report was made, stored as the report's C(generated) field and
-        shown under its title. The validate role passes C(time) (UTC), C(collection_version), C(inventory),
-        C(play), C(command) (the playbook, inventory, limit, tags and check mode; never extra variables, which
-        may hold secrets) and C(ansible_version).
+        shown under its title. The validate role passes C(time) (UTC), C(inventory), C(play), C(command) (the
+        playbook, inventory, limit, tags and check mode; never extra variables, which may hold secrets) and
+        C(ansible_version); the module adds C(collection_version), the version of the collection it belongs to.
       - The report file is rewritten only when its outcome (everything but C(generated)) changed, so running the
         same validation twice changes nothing and the file keeps the record of when that outcome was first
         written.
@@ -150,6 +163,11 @@ files:
   returned: mode is write
   type: list
   elements: str
+failures:
+  description: V(write) - what failed, for a message - the failed test ids, then C(host check) for each failed check.
+  returned: mode is write
+  type: list
+  elements: str
 """
 
 import json
@@ -159,6 +177,8 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.private import PrivateDirError, check_usable_dir
+from ansible_collections.roce.fabric.plugins.module_utils.common.version import COLLECTION_VERSION
+from ansible_collections.roce.fabric.plugins.module_utils.validate import checks as _checks
 from ansible_collections.roce.fabric.plugins.module_utils.validate import plan as _validate
 
 
@@ -175,6 +195,8 @@ def main():
         argument_spec=dict(
             mode=dict(type="str", required=True, choices=["plan", "write"]),
             hosts=dict(type="dict", default={}),
+            host_checks=dict(type="dict", default={}),
+            switches=dict(type="dict", default={}),
             tests=dict(type="list", elements="str", default=["rping", "ib_write_bw"]),
             pairs=dict(type="list", elements="dict", default=[]),
             port_base=dict(type="int", default=18515),
@@ -213,8 +235,17 @@ def main():
     except PrivateDirError as exc:
         module.fail_json(msg="the report's folder cannot be used, nothing was written: %s" % exc)
 
+    bad = ["host_checks.%s" % name for name, value in p["host_checks"].items() if not isinstance(value, list)]
+    bad += ["switches.%s" % name for name, value in p["switches"].items() if not (value is None or isinstance(value, dict))]
+    if bad:
+        module.fail_json(msg="host_checks take a list of check records per host and switches one record or null per "
+                             "switch; not so for %s; nothing was written" % ", ".join(sorted(bad)))
+    hosts = dict(p["hosts"])
+    hosts.update(_checks.host_entries(p["host_checks"]))
+    hosts.update(_checks.switch_entries(p["switches"]))
+    generated = dict(p["generated"] or {}, collection_version=COLLECTION_VERSION) if p["generated"] is not None else None
     tests = _validate.merge_results(p["plan"], p["results"])
-    report = _validate.build_report(tests, p["hosts"], title=p["title"], generated=p["generated"])
+    report = _validate.build_report(tests, hosts, title=p["title"], generated=generated)
     json_path = os.path.join(p["dest"], "report.json")
     html_path = os.path.join(p["dest"], "report.html")
     before = read(json_path)
@@ -224,7 +255,8 @@ def main():
     content = json.dumps(report, indent=2, sort_keys=True) + "\n"
     page = _validate.render_html(report)
     changed = before != content or read(html_path) != page
-    result = dict(changed=changed, report=report, passed=report["passed"], files=[json_path, html_path])
+    result = dict(changed=changed, report=report, passed=report["passed"], files=[json_path, html_path],
+                  failures=_checks.failed_names(report))
     if module._diff:
         try:
             old = json.loads(before)["summary"] if before else None

@@ -155,6 +155,7 @@ def test_faults_port_in_use_unreachable_pair_and_hang(vms, tmp_path):
                                                       validate_perftest_rdma_cm=False)))
     assert proc.returncode != 0, "the play must fail at the end when a test failed"
     assert "Validation failed: 2 failed tests or checks" in proc.stdout, proc.stdout[-3000:]
+    assert "ib_write_bw:node1->node2, ib_write_bw:node2->node1" in proc.stdout, proc.stdout[-3000:]
     tests = by_id(report)
     busy = tests["ib_write_bw:node1->node2"]
     assert busy["status"] == "failed" and busy["cause"] == "port_in_use"

@@ -182,6 +182,20 @@ def converge(run, params, tool):
     finally:
         if not run.check_mode:
             record.save()
+    run.result["reboot_reason"] = reboot_reason(run.result["devices"])
+
+
+def reboot_reason(devices):
+    """The words of a warm reboot's reason: each device whose pending values a warm reboot loads, with those values,
+    in name order; '' when there is none. The same pending values give the same words on every run, so
+    roce.fabric.reboot_record can tell a reboot that did not load them from a new reason."""
+    parts = []
+    for key, device in sorted((devices or {}).items(), key=lambda item: item[0].lower()):
+        if device.get("reboot_required") and device.get("reboot_type", "reboot") == "reboot":
+            values = ", ".join("%s=%s" % (name, value) for name, value in
+                               sorted((device.get("pending") or {}).items(), key=lambda item: item[0].lower()))
+            parts.append("%s (%s)" % (key, values))
+    return "ConnectX firmware settings pending on %s" % "; ".join(parts) if parts else ""
 
 
 def apply_plans(run, params, tool, plans, record):

@@ -290,7 +290,7 @@ def nodes_missing_resources(nodes, resources, minimum=1):
 
     Returns a dict with ``missing`` (node name -> list of resource names that are absent from
     status.allocatable or below ``minimum``), ``advertised`` (node name -> {resource: count}) and
-    ``nodes`` (the names checked).
+    ``nodes`` (the names checked) and ``summary`` ("node1 lacks a, b; node2 lacks a", '' when none lacks one).
     """
     missing = {}
     advertised = {}
@@ -310,7 +310,8 @@ def nodes_missing_resources(nodes, resources, minimum=1):
             if count < minimum:
                 missing.setdefault(name, []).append(resource)
         advertised[name] = counts
-    return {"missing": missing, "advertised": advertised, "nodes": names}
+    summary = "; ".join("%s lacks %s" % (name, ", ".join(absent)) for name, absent in missing.items())
+    return {"missing": missing, "advertised": advertised, "nodes": names, "summary": summary}
 
 
 # The API resource (plural) of each kind the collection's Kubernetes roles write, as the API server serves it.
@@ -480,3 +481,49 @@ def pending_objects(desired, actual, missing_only=False):
         if last != _normalized(obj) or not is_subset(_normalized(obj), have):
             pending.append(obj)
     return pending
+
+
+STATUS_RE = re.compile(r'[{]"kind":"Status".*[}]')
+
+
+def _truncate(text, length=400, end="...", leeway=5):
+    """Shorten a server's message at a word boundary (as Jinja's truncate does)."""
+    if len(text) <= length + leeway:
+        return text
+    return text[:length - len(end)].rsplit(" ", 1)[0] + end
+
+
+def _object_name(obj):
+    metadata = obj.get("metadata") or {}
+    namespace = ("%s/" % metadata["namespace"]) if metadata.get("namespace") is not None else ""
+    return "%s %s%s" % (obj.get("kind"), namespace, metadata.get("name"))
+
+
+def apply_outcome(sent, answer):
+    """What one apply of several objects did, from the objects sent (in order) and kubernetes.core.k8s's registered
+    answer (``result.results`` for several objects, itself for one): ``applied`` and ``unchanged`` names, and
+    ``refused`` names each with the server's own words (the Status message it answered with, else the error).
+    An object without an answer counts as refused ("no answer")."""
+    answer = answer or {}
+    result = answer.get("result")
+    answers = result["results"] if isinstance(result, dict) and "results" in result else [answer]
+    out = {"applied": [], "unchanged": [], "refused": []}
+    for index, obj in enumerate(sent or []):
+        reply = answers[index] if index < len(answers) else {"error": {"msg": "no answer"}}
+        name = _object_name(obj)
+        if "error" in reply:
+            error = reply["error"]
+            raw = "%s" % (error.get("msg", error) if isinstance(error, dict) else error)
+            found = STATUS_RE.search(raw)
+            words = raw
+            if found:
+                try:
+                    words = json.loads(found.group(0)).get("message") or raw
+                except ValueError:
+                    words = raw
+            out["refused"].append("%s (%s)" % (name, _truncate("%s" % words)))
+        elif reply.get("changed"):
+            out["applied"].append(name)
+        else:
+            out["unchanged"].append(name)
+    return out

@@ -14,6 +14,8 @@ is taken. A listed entry is checked against the same suboptions the role documen
 
 from __future__ import annotations
 
+import json
+
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 
 INTERFACE_SPEC = dict(
@@ -105,3 +107,38 @@ def host_args(nic, settings, backend):
     if nic.get("traffic_class", False):
         args["traffic_class"] = settings["roce_tos"]
     return dict((key, value) for key, value in args.items() if value is not None)
+
+
+def nic_checks(results, check_mode=False):
+    """The report's ``qos <netdev>`` records from the registered loop results of roce.fabric.nic_qos run read-only
+    (check mode) on each NIC: a change it would make is a mismatch with the contract, an error is reported as such.
+    In a check-mode run a mismatch is skipped, not failed: the host stage of the same run would have set it."""
+    checks = []
+    for result in results or []:
+        netdev = (result.get("item") or {}).get("netdev")
+        differs = "msg" in result or bool(result.get("changed"))
+        if "msg" in result:
+            msg = "%s: %s" % (netdev, result["msg"])
+        elif differs:
+            msg = ("%s differs from the RoCE QoS contract: %s would fix it (run playbooks/host.yml, role "
+                   "roce.fabric.nic_qos)" % (netdev, "; ".join(result.get("commands") or [])))
+        else:
+            msg = "%s agrees with the contract: %s" % (netdev, json.dumps(result.get("after"), sort_keys=True))
+        if check_mode and differs:
+            msg = "check mode: what the host stage of this run would set is not there yet; " + msg
+        checks.append({"name": "qos %s" % netdev,
+                       "status": ("skipped" if check_mode else "failed") if differs else "passed",
+                       "msg": msg, "command": "roce.fabric.nic_qos (check mode) on %s" % netdev})
+    return checks
+
+
+def nccl_tc_check(nccl_env, roce_tos):
+    """The ``qos nccl`` record: does the NCCL environment's NCCL_IB_TC carry the contract's ToS?"""
+    given = (nccl_env or {}).get("NCCL_IB_TC")
+    passed = given is not None and str(given) == str(roce_tos)
+    return {"name": "qos nccl", "status": "passed" if passed else "failed",
+            "msg": "NCCL_IB_TC=%s in the NCCL environment; the contract's ToS is %s%s" % (
+                "unset" if given is None else given, roce_tos,
+                "" if passed else ": set validate_nccl_env_extra.NCCL_IB_TC (or leave it unset) so NCCL rides the "
+                                  "RoCE class"),
+            "command": "NCCL environment (rdma_facts nccl_env + contract + validate_nccl_env_extra)"}

@@ -109,4 +109,48 @@ def role_args(contract, os, roce_mode=None, vlans=None, ports=None, pfc=None, tr
                                 max_bytes=int(e.get("max_kb", 0)) * 1000) for e in ecn]
         view = [dict(ports=["every port"], trust=_trust(trust, "onyx"), pfc=pfc_enabled, ecn=ecn)]
     errors.extend(switch_conflicts(contract, roce_mode=roce_mode, ports=view, pfc=pfc, os=os))
-    return dict(os=os, module=MODULES[os], args=args, errors=errors)
+    # What a read-only comparison sends per port: the QoS keys only (not VLANs or MTU), ports without one left out.
+    qos_ports = []
+    for entry in args.get("ports") or []:
+        kept = dict((key, value) for key, value in entry.items() if key == "ports" or key in PORT_QOS_KEYS)
+        if len(kept) > 1:
+            qos_ports.append(kept)
+    return dict(os=os, module=MODULES[os], args=args, errors=errors, qos_ports=qos_ports)
+
+
+VERIFY_COMMANDS = {"onyx": "roce.fabric.onyx_roce (check mode: show roce, show running-config)",
+                   "nvue": "roce.fabric.nvue_roce (check mode: GET /nvue_v1/?rev=applied or nv config show)"}
+
+
+def verify_check(host, os, result, roce_mode, settings, check_mode=False, os_setting=None):
+    """The validation report's ``qos switch`` record from the switch module run read-only (check mode).
+
+    ``result``: the registered result of that run (None or a skipped result when the OS is not one this collection
+    configures); ``settings``: the contract's settings (contract.derive). A change it would make is a mismatch
+    (skipped in a check-mode run: the switch stage of the same run would have set it); an error or an unreachable
+    switch is a failed check that says why; ``roce_mode`` null means the switch's QoS is configured by hand.
+    """
+    result = result or {}
+    skipped = not result or bool(result.get("skipped"))
+    changed = bool(result.get("changed"))
+    error = skipped or ("msg" in result and not changed)
+    if error:
+        why = ("its OS is not one this collection configures (roce_switch_os: %s)" % os_setting if skipped
+               else result.get("msg"))
+        status, msg = "failed", "%s: the switch could not be read: %s" % (host, why)
+    elif changed:
+        status = "skipped" if check_mode else "failed"
+        msg = "%s%s differs from the RoCE QoS contract: %s would fix it (run playbooks/switch.yml, role roce.fabric.roce_switch)" % (
+            "check mode: what the switch stage of this run would set is not there yet; " if check_mode else "",
+            host, "; ".join(result.get("commands") or []))
+    elif roce_mode:
+        status = "passed"
+        msg = "%s agrees with the contract: roce %s (trust L3, DSCP %s on priority %s%s%s)" % (
+            host, roce_mode, settings.get("roce_dscp"), settings.get("roce_priority"),
+            ", PFC on priority %s" % settings.get("roce_priority") if settings.get("pfc") else ", no PFC",
+            ", ECN on its traffic class" if settings.get("ecn") else "")
+    else:
+        status = "skipped"
+        msg = "%s: roce_switch_roce_mode is null, the switch's QoS is configured by hand and not compared" % host
+    return {"name": "qos switch", "status": status, "msg": msg,
+            "command": "%s on %s" % (VERIFY_COMMANDS.get(os) or VERIFY_COMMANDS["onyx"], host)}

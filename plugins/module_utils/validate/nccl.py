@@ -473,3 +473,34 @@ def mpi_failure(text):
             line = next(l.strip() for l in text.splitlines() if marker in l)
             causes.append("%s ('%s')" % (meaning, line[:200]))
     return "; ".join(causes) or None
+
+
+def run_checks(runs, launcher):
+    """The report's check records of one nccl_test call: one per collective run.
+
+    Local: ``nccl <collective>``, its average bus bandwidth, the transports NCCL used and why it failed. MPI:
+    ``nccl <collective> (mpi, <N> hosts)``, its bandwidth, the ranks and the hosts they ran on (from the rank
+    table, else the hosts given) and why it failed.
+    """
+    launcher = launcher or {}
+    mpi = launcher.get("kind") == "mpi"
+    hosts = list(launcher.get("hosts") or [])
+    checks = []
+    for run in runs or []:
+        name = "nccl %s" % run.get("collective")
+        busbw = run.get("avg_busbw")
+        parts = [("avg busbw %.3f GB/s" if mpi else "avg busbw %.2f GB/s") % busbw if busbw is not None else "no result"]
+        if mpi:
+            name += " (mpi, %d hosts)" % len(hosts)
+            ran_on = []
+            for rank in (run.get("table") or {}).get("ranks") or []:
+                if rank.get("host") not in ran_on:
+                    ran_on.append(rank.get("host"))
+            parts.append("%s ranks on %s" % (launcher.get("ranks"), ",".join(str(h) for h in (ran_on or hosts))))
+        else:
+            parts.append("transports %s" % ",".join(((run.get("log_check") or {}).get("transports") or {}).keys()))
+        if not run.get("passed"):
+            parts.extend(run.get("reasons") or [])
+        checks.append({"name": name, "status": "passed" if run.get("passed") else "failed", "msg": "; ".join(parts),
+                       "command": run.get("command"), "tables": [run["table"]] if run.get("table") else []})
+    return checks

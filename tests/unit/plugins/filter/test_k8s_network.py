@@ -21,7 +21,7 @@ FILTERS = FilterModule().filters()
 
 
 def test_filters_are_registered():
-    assert sorted(FILTERS) == ["k8s_access_denied", "k8s_access_reviews", "k8s_bad_resource_names", "k8s_network_input_errors",
+    assert sorted(FILTERS) == ["k8s_access_denied", "k8s_access_reviews", "k8s_apply_outcome", "k8s_bad_resource_names", "k8s_network_input_errors",
                                "k8s_network_object_errors", "k8s_network_pending", "k8s_nodes_missing_resources"]
 
 
@@ -140,3 +140,35 @@ def test_roles_and_bindings_also_ask_escalate_and_bind():
             if r["spec"]["resourceAttributes"]["verb"] in ("escalate", "bind")] == []
     denied = FILTERS["k8s_access_denied"]([{"spec": {"resourceAttributes": attributes[-2]}, "status": {"allowed": False}}])
     assert denied == ["bind clusterroles sriov-plugin"]
+
+
+# A Status as the API server answers a refused write (Kubernetes API conventions, "Response Status Kind": kind,
+# apiVersion, metadata, status, message, reason, details, code; kube-apiserver writes it compact), inside the
+# message kubernetes.core.k8s fails with ("Failed to patch object: b'<body>'").
+STATUS = ('{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods \\"grafana\\" not found",'
+          '"reason":"NotFound","details":{"name":"grafana","kind":"pods"},"code":404}')
+
+
+def test_apply_outcome_names_applied_unchanged_and_refused_with_the_server_s_words():
+    sent = [{"kind": "ConfigMap", "metadata": {"name": "cm", "namespace": "kube-system"}},
+            {"kind": "DaemonSet", "metadata": {"name": "ds", "namespace": "kube-system"}},
+            {"kind": "ClusterRole", "metadata": {"name": "cr"}},
+            {"kind": "Service", "metadata": {"name": "svc", "namespace": "default"}},
+            {"kind": "Namespace", "metadata": {"name": "late"}}]
+    answer = {"changed": True, "result": {"results": [
+        {"changed": True, "result": {}},
+        {"changed": False, "error": {"msg": "Failed to patch object: b'%s'" % STATUS, "status": 404}},
+        {"changed": False, "result": {}},
+        {"changed": False, "error": {"msg": "x " * 300}},
+    ]}}
+    out = FILTERS["k8s_apply_outcome"](sent, answer)
+    assert out["applied"] == ["ConfigMap kube-system/cm"] and out["unchanged"] == ["ClusterRole cr"]
+    assert out["refused"][0] == 'DaemonSet kube-system/ds (pods "grafana" not found)'
+    assert out["refused"][1].startswith("Service default/svc (x x") and out["refused"][1].endswith("...)")
+    assert len(out["refused"][1]) < 430
+    assert out["refused"][2] == "Namespace late (no answer)"
+    # One object: the answer is the result itself.
+    single = FILTERS["k8s_apply_outcome"](sent[:1], {"changed": False, "result": {"kind": "ConfigMap"}})
+    assert single == {"applied": [], "unchanged": ["ConfigMap kube-system/cm"], "refused": []}
+    with pytest.raises(AnsibleFilterError):
+        FILTERS["k8s_apply_outcome"]({}, {})

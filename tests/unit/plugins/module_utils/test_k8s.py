@@ -227,6 +227,8 @@ def test_nodes_missing_resources():
     assert report["missing"] == {"w2": ["intel.com/sriov_111", "intel.com/sriov_112"],
                                  "w3": ["intel.com/sriov_111", "intel.com/sriov_112"]}
     assert report["advertised"]["w1"] == {"intel.com/sriov_111": 8, "intel.com/sriov_112": 8}
+    assert report["summary"] == ("w2 lacks intel.com/sriov_111, intel.com/sriov_112; "
+                                 "w3 lacks intel.com/sriov_111, intel.com/sriov_112")
 
 
 def test_nodes_minimum_count():
@@ -235,7 +237,7 @@ def test_nodes_minimum_count():
 
 
 def test_no_nodes():
-    assert k8s.nodes_missing_resources([], ["r/a"]) == {"missing": {}, "advertised": {}, "nodes": []}
+    assert k8s.nodes_missing_resources([], ["r/a"]) == {"missing": {}, "advertised": {}, "nodes": [], "summary": ""}
 
 
 # --- what an apply would change ---------------------------------------------------------------------

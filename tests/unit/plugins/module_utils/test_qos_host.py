@@ -86,3 +86,39 @@ def test_the_contract_reaches_each_nic_through_one_function():
     # Lossless without ECN: no ECN priorities, the CNP settings still.
     quiet = host.host_args(full, contract.derive({"ecn": False}), "mlnx_qos")
     assert "ecn" not in quiet and quiet["cnp_dscp"] == 48
+
+
+def test_nic_checks_from_a_read_only_loop_in_a_real_and_a_check_mode_run():
+    from ansible_collections.roce.fabric.plugins.module_utils.qos.host import nic_checks  # pylint: disable=import-outside-toplevel
+
+    results = [
+        {"item": {"netdev": "enp1s0"}, "changed": False, "failed": False, "after": {"roce_tos": 98, "trust": "dscp"}},
+        {"item": {"netdev": "enp2s0"}, "changed": True, "failed": False,
+         "commands": ["rdma_cm default_roce_tos: 98"], "after": {"roce_tos": 98}},
+        {"item": {"netdev": "enp3s0"}, "changed": False, "failed": True, "msg": "no RDMA device on enp3s0"},
+    ]
+    real = nic_checks(results, check_mode=False)
+    assert [(c["name"], c["status"]) for c in real] == [
+        ("qos enp1s0", "passed"), ("qos enp2s0", "failed"), ("qos enp3s0", "failed")]
+    assert real[0]["msg"] == 'enp1s0 agrees with the contract: {"roce_tos": 98, "trust": "dscp"}'
+    assert real[1]["msg"] == ("enp2s0 differs from the RoCE QoS contract: rdma_cm default_roce_tos: 98 would fix it "
+                              "(run playbooks/host.yml, role roce.fabric.nic_qos)")
+    assert real[2]["msg"] == "enp3s0: no RDMA device on enp3s0"
+    checked = nic_checks(results, check_mode=True)
+    assert [c["status"] for c in checked] == ["passed", "skipped", "skipped"]
+    assert checked[1]["msg"].startswith("check mode: what the host stage of this run would set is not there yet; enp2s0")
+    assert nic_checks([], check_mode=False) == []
+
+
+def test_the_nccl_traffic_class_against_the_contract_s_tos():
+    from ansible_collections.roce.fabric.plugins.filter.roce_qos import FilterModule  # pylint: disable=import-outside-toplevel
+
+    check = FilterModule().filters()["roce_qos_nccl_check"]
+    tos = FilterModule().filters()["roce_qos"]({})["roce_tos"]
+    assert check({"NCCL_IB_TC": str(tos)}, {})["status"] == "passed"
+    assert check({"NCCL_IB_TC": tos}, {})["msg"] == "NCCL_IB_TC=%s in the NCCL environment; the contract's ToS is %s" % (tos, tos)
+    unset = check({}, {})
+    assert unset["status"] == "failed" and unset["msg"].startswith("NCCL_IB_TC=unset") and "validate_nccl_env_extra" in unset["msg"]
+    assert check({"NCCL_IB_TC": "0"}, {})["status"] == "failed"
+    nics = FilterModule().filters()["nic_qos_checks"]
+    assert nics({}, False) == [] and nics({"results": [{"item": {"netdev": "x"}, "changed": False, "after": {}}]})[0]["status"] == "passed"

@@ -336,3 +336,39 @@ def test_erdma_log_names_the_device_as_roce():
     result = nc.check_log(corpus.read("nccl", "info_erdma_rocep_ack_doc.log"), require_net="IB")
     assert result["ib_devices"] == [dict(name="rocep26s0", port=1, link="RoCE")]
     assert result["rdma"] is True and result["passed"] is True
+
+
+def _run(collective, table_text, log_text, min_busbw=None):
+    """One run as nccl_test builds it, from captured output."""
+    table = nc.parse_all_results(fixture(table_text))[0]
+    passed, reasons = nc.results_verdict(table, min_busbw)
+    check = nc.check_log(fixture(log_text), require_net="IB")
+    reasons = list(reasons) + ["%s: %s" % (f["code"], f["message"]) for f in check["findings"] if f["severity"] == "error"]
+    return dict(collective=collective, command="all_reduce_perf -b 1M", rc=0, table=table, avg_busbw=table["avg_busbw"],
+                reasons=reasons, log_check=check, passed=not reasons)
+
+
+def test_the_report_records_of_local_runs_say_bandwidth_transports_and_why_they_failed():
+    """The records the report shows are built from the runs the module returns (the H200 captures)."""
+    good = _run("all_reduce", "nccl_bench_h200x2_p2p.txt", "nccl_bench_h200x2_p2p_info.log")
+    good["log_check"] = nc.check_log(fixture("nccl_bench_h200x2_p2p_info.log"))
+    good["reasons"], good["passed"] = [], True
+    socket = _run("all_reduce", "nccl_bench_h200x2_socket.txt", "nccl_bench_h200x2_socket_info.log")
+    checks = nc.run_checks([good, socket], {"kind": "local", "hosts": [], "ranks": 2})
+    assert checks[0] == {"name": "nccl all_reduce", "status": "passed", "command": "all_reduce_perf -b 1M",
+                         "msg": "avg busbw 212.18 GB/s; transports P2P/CUMEM", "tables": [good["table"]]}
+    assert checks[1]["status"] == "failed" and checks[1]["msg"].startswith(
+        "avg busbw 3.04 GB/s; transports NET/Socket/0,NET/Socket/0/Shared; ")
+    assert "socket_fallback" in checks[1]["msg"]
+
+
+def test_the_report_records_of_an_mpi_run_name_the_hosts_its_ranks_ran_on():
+    run = _run("all_reduce", CURRENT, "info_nccl_tests_2.19.6_p2p_h200x2.log")
+    checks = nc.run_checks([run], {"kind": "mpi", "hosts": ["10.78.0.1", "10.78.0.2"], "ranks": 2})
+    assert checks[0]["name"] == "nccl all_reduce (mpi, 2 hosts)"
+    assert checks[0]["msg"].split("; ")[:2] == ["avg busbw %.3f GB/s" % run["avg_busbw"], "2 ranks on vm"]
+    # No rank table (the run printed nothing): the hosts it was given.
+    empty = dict(collective="all_to_all", command="mpirun ...", passed=False, reasons=["no results (rc 1): x"])
+    check = nc.run_checks([empty], {"kind": "mpi", "hosts": ["10.78.0.1", "10.78.0.2"], "ranks": 2})[0]
+    assert check == {"name": "nccl all_to_all (mpi, 2 hosts)", "status": "failed", "command": "mpirun ...", "tables": [],
+                     "msg": "no result; 2 ranks on 10.78.0.1,10.78.0.2; no results (rc 1): x"}
