@@ -15,7 +15,7 @@ def batch_problem(serials, batch, count, name, all_at_once=False):
     return _batch_problem(list(serials or []), int(batch), int(count), str(name), boolean(all_at_once, strict=False))
 
 
-class FilterModule(object):
+class FilterModule:
 
     def filters(self):
         return {"batch_problem": batch_problem}

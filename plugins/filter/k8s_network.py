@@ -3,9 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters of the k8s_rdma_network role: input checks, rendered-object checks, node resources."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
@@ -74,7 +72,7 @@ def k8s_apply_outcome(sent, answer):
     return apply_outcome(sent, answer)
 
 
-class FilterModule(object):
+class FilterModule:
 
     def filters(self):
         return {

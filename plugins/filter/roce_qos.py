@@ -3,9 +3,7 @@
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """Filters of the RoCE QoS contract (roce_fabric_qos): every layer's settings, and conflicts with it."""
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
@@ -132,7 +130,7 @@ def nic_qos_interfaces(value, devices=None):
         raise AnsibleFilterError(str(exc))
 
 
-class FilterModule(object):
+class FilterModule:
 
     def filters(self):
         return {

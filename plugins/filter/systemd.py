@@ -29,7 +29,7 @@ def systemd_exec_arg(value):
         raise AnsibleFilterError(str(exc))
 
 
-class FilterModule(object):
+class FilterModule:
 
     def filters(self):
         return {"systemd_escape": systemd_escape, "netdev_unit": netdev_unit, "systemd_exec_arg": systemd_exec_arg}

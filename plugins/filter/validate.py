@@ -72,7 +72,7 @@ def gpu_health_check(run, h2d_min_gbps, command=None):
     return health_check(run, h2d_min_gbps, " ".join(run.get("cmd") or []) if command is None else command)
 
 
-class FilterModule(object):
+class FilterModule:
 
     def filters(self):
         return {"mpi_key_options": mpi_key_options, "mpi_key_options_all": mpi_key_options_all,

@@ -74,11 +74,18 @@ hosts:
       vms:
         - {name: gpuvm01, uuid: 4205c1a2-0000-0000-0000-000000000000, power_state: poweredOn,
            passthrough: ["0000:17:00.0", "0000:3b:00.0"]}
+commands:
+  description: The changes made - always none, the module only reads (every module of the collection returns this record).
+  returned: always
+  type: list
+  elements: str
+  sample: []
 """
 
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.pci import normalize_pci_address
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import ModuleRun
 from ansible_collections.roce.fabric.plugins.module_utils.esxi.vsphere import Vsphere, vim, vmodl, vsphere_argument_spec
 
 
@@ -89,45 +96,55 @@ def _pci(address):
         return address
 
 
+def read_hosts(conn):
+    """{host name: its state, PCI NUMA nodes and VMs} of the hosts the module's arguments select (read only)."""
+    hosts = conn.hosts(conn.module.params["esxi_hostname"], conn.module.params["cluster_name"],
+                       props=["runtime.inMaintenanceMode", "summary.rebootRequired", "runtime.bootTime", "hardware.numaInfo"])
+    result = {}
+    by_ref = {}
+    for host, props in hosts:
+        numa = {}
+        info = props.get("hardware.numaInfo")
+        for node in (info.numaNode if info else None) or []:
+            for pci_id in node.pciId or []:
+                numa[_pci(pci_id)] = int(node.typeId)
+        boot = props.get("runtime.bootTime")
+        entry = dict(connection_state=str(props["runtime.connectionState"]),
+                     maintenance_mode=bool(props.get("runtime.inMaintenanceMode")),
+                     reboot_required=bool(props.get("summary.rebootRequired")),
+                     boot_time=boot.isoformat() if boot else None, pci_numa=numa, vms=[])
+        result[props["name"]] = entry
+        by_ref[host] = entry
+    for vm, props in conn.vms(["runtime.host", "runtime.powerState", "config.hardware.device"]):
+        entry = by_ref.get(props.get("runtime.host"))
+        if entry is None:
+            continue
+        passthrough = [_pci(d.backing.id) for d in props.get("config.hardware.device") or []
+                       if isinstance(d, vim.vm.device.VirtualPCIPassthrough) and getattr(d.backing, "id", None)]
+        entry["vms"].append(dict(name=props["name"], uuid=props.get("config.uuid"),
+                                 power_state=str(props.get("runtime.powerState")), passthrough=passthrough))
+    for entry in result.values():
+        entry["vms"].sort(key=lambda v: v["name"])
+    return result
+
+
 def main():
     argument_spec = vsphere_argument_spec()
     argument_spec.update(esxi_hostname=dict(type="str"), cluster_name=dict(type="str"))
     module = AnsibleModule(argument_spec=argument_spec, supports_check_mode=True,
                            mutually_exclusive=[["esxi_hostname", "cluster_name"]])
-    conn = Vsphere(module)
-    try:
-        hosts = conn.hosts(module.params["esxi_hostname"], module.params["cluster_name"],
-                           props=["runtime.inMaintenanceMode", "summary.rebootRequired", "runtime.bootTime", "hardware.numaInfo"])
-        result = {}
-        by_ref = {}
-        for host, props in hosts:
-            numa = {}
-            info = props.get("hardware.numaInfo")
-            for node in (info.numaNode if info else None) or []:
-                for pci_id in node.pciId or []:
-                    numa[_pci(pci_id)] = int(node.typeId)
-            boot = props.get("runtime.bootTime")
-            entry = dict(connection_state=str(props["runtime.connectionState"]),
-                         maintenance_mode=bool(props.get("runtime.inMaintenanceMode")),
-                         reboot_required=bool(props.get("summary.rebootRequired")),
-                         boot_time=boot.isoformat() if boot else None, pci_numa=numa, vms=[])
-            result[props["name"]] = entry
-            by_ref[host] = entry
-        for vm, props in conn.vms(["runtime.host", "runtime.powerState", "config.hardware.device"]):
-            entry = by_ref.get(props.get("runtime.host"))
-            if entry is None:
-                continue
-            passthrough = [_pci(d.backing.id) for d in props.get("config.hardware.device") or []
-                           if isinstance(d, vim.vm.device.VirtualPCIPassthrough) and getattr(d.backing, "id", None)]
-            entry["vms"].append(dict(name=props["name"], uuid=props.get("config.uuid"),
-                                     power_state=str(props.get("runtime.powerState")), passthrough=passthrough))
-        for entry in result.values():
-            entry["vms"].sort(key=lambda v: v["name"])
-    except vmodl.MethodFault as exc:
-        module.fail_json(msg="vSphere: %s" % exc.msg)
-    finally:
-        conn.close()
-    module.exit_json(changed=False, hosts=result)
+    run = ModuleRun(module)
+
+    def body(run):
+        conn = Vsphere(module)
+        try:
+            run.update(hosts=read_hosts(conn))
+        except vmodl.MethodFault as exc:
+            run.fail("vSphere: %s" % exc.msg)
+        finally:
+            conn.close()
+
+    run.execute(body)
 
 
 if __name__ == "__main__":

@@ -219,6 +219,12 @@ skipped:
   description: True in check mode.
   returned: always
   type: bool
+commands:
+  description: Nothing is changed on the hosts - always empty (every module of the collection returns this record).
+  returned: always
+  type: list
+  elements: str
+  sample: []
 checks:
   description: The validation report's check records, one per run - C(name) (C(nccl <collective>), with
     C( (mpi, <N> hosts)) for O(launcher=mpi)), C(status), C(msg) (average bus bandwidth; the transports, or the ranks
@@ -233,26 +239,13 @@ launcher:
   sample: {"kind": "mpi", "hosts": ["10.78.0.1", "10.78.0.2"], "ranks": 2}
 """
 
-import os
 import re
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import ModuleRun
 from ansible_collections.roce.fabric.plugins.module_utils.validate import nccl as _nccl
-from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError, LOCALE_ENV
-
-NCCL_TESTS = {"all_reduce": "all_reduce_perf", "all_to_all": "alltoall_perf"}
-# A host's environment must keep NVLink multicast settings it was given; these are only defaults.
-DEFAULT_ENV = {"NCCL_DEBUG": "INFO"}
-
-
-def gpu_count(module, runner):
-    smi = module.get_bin_path("nvidia-smi")
-    if not smi:
-        return 0
-    rc, out, err = runner.run([smi, "-L"])
-    return len([line for line in out.splitlines() if line.startswith("GPU ")]) if rc == 0 else 0
+from ansible_collections.roce.fabric.plugins.module_utils.validate.nccl_session import NcclSession
 
 
 def main():
@@ -304,128 +297,8 @@ def main():
                               numa_nodes=p["numa_nodes"] if p["gpus"] else None)
         except ValueError as exc:
             module.fail_json(msg="launcher=mpi: %s" % exc)
-    result = dict(changed=False, passed=True, skipped=False, runs=[], checks=[], findings=[], msg="",
-                  launcher=dict(kind=p["launcher"], hosts=p["hosts"] if mpi else [], ranks=0))
-    if module.check_mode:
-        result.update(skipped=True, msg="check mode: NCCL benchmark not run")
-        module.exit_json(**result)
-    runner = CommandRunner(module)
-    try:
-        gpus = p["gpus"] or gpu_count(module, runner)
-    except FabricError as exc:
-        module.fail_json(msg=str(exc), **exc.details)
-    ranks = gpus * (len(p["hosts"]) if mpi else 1)
-    result["launcher"]["ranks"] = ranks
-    if gpus < 1 or ranks < 2:
-        result.update(passed=False, msg="need at least 2 GPUs for an NCCL test (%s), found %d" % (
-            "%d hosts x %d GPUs" % (len(p["hosts"]), gpus) if mpi else "on this host", ranks))
-        module.fail_json(**result) if p["fail_on_error"] else module.exit_json(**result)
-    if p["numa_nodes"] is not None and len(p["numa_nodes"]) != gpus:
-        module.fail_json(msg="numa_nodes names %d NUMA nodes for %d GPUs per host" % (len(p["numa_nodes"]), gpus))
-    mpirun = numactl = None
-    if mpi:
-        mpirun = module.get_bin_path(p["mpirun"]) if "/" not in p["mpirun"] else p["mpirun"]
-        if not mpirun or not os.access(mpirun, os.X_OK):
-            module.fail_json(msg="launcher=mpi: '%s' not found: install Open MPI (openmpi-bin) on the hosts" % p["mpirun"])
-        if p["ssh_key"]:
-            try:
-                _nccl.check_ssh_key(p["ssh_key"])
-            except ValueError as exc:
-                module.fail_json(msg="launcher=mpi: %s" % exc)
-        if p["ssh_key"] and not os.path.exists(p["ssh_key"]):
-            module.fail_json(msg="launcher=mpi: ssh_key %s does not exist (validate_mpi_ssh creates it)" % p["ssh_key"])
-        if p["numa_nodes"] and any(node >= 0 for node in p["numa_nodes"]):
-            numactl = module.get_bin_path("numactl")
-            if not numactl:
-                module.fail_json(msg="numa_nodes needs numactl on the hosts (package numactl)")
-    kind = p["benchmark"]
-    binaries = {}
-    for collective in p["collectives"]:
-        name = NCCL_TESTS[collective]
-        path = os.path.join(p["nccl_tests_dir"], name) if p["nccl_tests_dir"] else module.get_bin_path(name)
-        binaries[collective] = path if path and os.access(path, os.X_OK) else None
-    if kind == "auto":
-        kind = "nccl_tests" if all(binaries.values()) else "torch"
-    if kind == "nccl_tests" and not all(binaries.values()):
-        module.fail_json(msg="nccl-tests binaries not found: %s" % ", ".join(
-            NCCL_TESTS[c] for c, b in binaries.items() if not b))
-    if kind == "torch" and not (p["script"] and os.path.exists(p["script"])):
-        module.fail_json(msg="benchmark script not found at %s (the validate role copies nccl_bench.py there)" % p["script"])
-    timeout = module.get_bin_path("timeout", required=True)
-    workdir = tempfile.mkdtemp(prefix="nccl-test-")
-    env = dict(DEFAULT_ENV)
-    env.update(dict((str(k), str(v)) for k, v in p["env"].items()))
-    if mpi and kind == "torch":
-        env.update(MASTER_ADDR=p["hosts"][0], MASTER_PORT=str(p["master_port"]))
-    ifname = p["mpi_ifname"] or env.get("NCCL_SOCKET_IFNAME", "").lstrip("=^").split(",")[0] or None
-    try:
-        for collective in p["collectives"]:
-            log = os.path.join(workdir, "%s.%%h.%%p.log" % collective)
-            if kind == "nccl_tests":
-                argv = [binaries[collective], "-b", p["min_bytes"], "-e", p["max_bytes"], "-f", str(p["factor"]),
-                        "-n", str(p["iters"]), "-g", "1" if mpi else str(gpus), "-c", "1"]
-            else:
-                argv = [p["python"], p["script"], "--ops", collective, "-b", p["min_bytes"], "-e", p["max_bytes"],
-                        "-f", str(p["factor"]), "-n", str(p["iters"])]
-                if not mpi:
-                    argv += ["--nproc", str(gpus)]
-                    if p["numa_nodes"]:
-                        # One argument: a list that starts with -1 would otherwise read as an option.
-                        argv += ["--numa=" + ",".join(str(node) for node in p["numa_nodes"])]
-            if mpi:
-                # The ranks' NCCL logs stay on their hosts' standard output, which mpirun collects here.
-                argv = _nccl.mpirun_argv(mpirun, p["hosts"], gpus, argv, env=env, ifname=ifname, ssh_key=p["ssh_key"],
-                                         numa_nodes=p["numa_nodes"] if numactl else None, numactl=numactl or "numactl",
-                                         as_root=os.geteuid() == 0, extra_args=p["mpi_args"])
-                run_env = dict(LOCALE_ENV)
-                command = CommandRunner.render(argv)
-            else:
-                run_env = dict(env, NCCL_DEBUG_FILE=log)
-                run_env.update(LOCALE_ENV)
-                command = " ".join("%s=%s" % (k, v) for k, v in sorted(env.items())) + " " + CommandRunner.render(argv)
-            rc, out, err = module.run_command([timeout, "-k", "10", str(p["timeout"])] + argv, environ_update=run_env,
-                                              expand_user_and_vars=False)
-            logs = ""
-            for name in sorted(os.listdir(workdir)):
-                if name.startswith(collective + "."):
-                    with open(os.path.join(workdir, name)) as handle:
-                        logs += handle.read()
-            run = dict(collective=collective, command=command, rc=rc, reasons=[])
-            try:
-                tables = _nccl.parse_all_results(out)
-                run["table"] = tables[0]
-                run["avg_busbw"] = tables[0]["avg_busbw"]
-                ok, reasons = _nccl.results_verdict(tables[0], p["min_busbw"])
-                run["reasons"].extend(reasons)
-            except _nccl.NcclParseError as exc:
-                cause = _nccl.mpi_failure(out + "\n" + err) if mpi else None
-                run["reasons"].append("%s (rc %d): %s" % (
-                    "timed out after %ds" % p["timeout"] if rc in (124, 137) else "no results", rc, cause or exc))
-                run["output_tail"] = (out + err)[-2000:]
-            if rc != 0 and "table" in run and not run["reasons"]:
-                run["reasons"].append("the benchmark exited with rc %d after printing its results: %s" % (
-                    rc, (err.strip().splitlines() or ["no error output"])[-1]))
-            check = _nccl.check_log(logs or (out + "\n" + err), require_net=None if p["require_net"] == "any" else "IB",
-                                    require_gdr=p["require_gdr"])
-            run["log_check"] = check
-            for finding in check["findings"]:
-                result["findings"].append(dict(finding, collective=collective))
-                if finding["severity"] == "error":
-                    run["reasons"].append("%s: %s" % (finding["code"], finding["message"]))
-            run["passed"] = not run["reasons"]
-            result["runs"].append(run)
-    finally:
-        for name in os.listdir(workdir):
-            os.unlink(os.path.join(workdir, name))
-        os.rmdir(workdir)
-    result["passed"] = all(r["passed"] for r in result["runs"])
-    result["checks"] = _nccl.run_checks(result["runs"], result["launcher"])
-    result["msg"] = "; ".join(
-        "%s %s" % (r["collective"], ("avg busbw %.2f GB/s" % r["avg_busbw"]) if r.get("avg_busbw") is not None else "")
-        + ("" if r["passed"] else " FAILED: " + "; ".join(r["reasons"])) for r in result["runs"])
-    if not result["passed"] and p["fail_on_error"]:
-        module.fail_json(**result)
-    module.exit_json(**result)
+    run = ModuleRun(module)
+    run.execute(NcclSession(run))
 
 
 if __name__ == "__main__":

@@ -246,6 +246,11 @@ pid:
   description: Process id of the started server (O(mode=server)).
   returned: when a server was started
   type: int
+commands:
+  description: The processes stopped by O(mode=cleanup) (in check mode, those a real run stops).
+  returned: always
+  type: list
+  elements: str
 stopped:
   description: Processes stopped (O(mode=cleanup), or a hung server in O(mode=collect)), each C(pid) and C(cmdline).
   returned: always
@@ -257,105 +262,13 @@ skipped:
   type: bool
 """
 
-import json
 import os
-import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.roce.fabric.plugins.module_utils.common.private import (
-    PrivateDirError,
-    check_private_dir,
-    open_private,
-    private_dir,
-    read_private,
-)
-from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, DEFAULT_COMMAND_TIMEOUT, FabricError, MAX_COMMAND_TIMEOUT
-from ansible_collections.roce.fabric.plugins.module_utils.validate.perftest import TOOLS, judge, tool_argv
-from ansible_collections.roce.fabric.plugins.module_utils.validate.process import (
-    alive,
-    parse_cm_listeners,
-    session_members,
-    stop_group,
-    stray_processes,
-    tcp_listening,
-)
-
-# perftest prints this once it listens (rping prints nothing); with output to a file it shows at exit only.
-LISTEN_BANNER = "Waiting for client to connect"
-
-
-def listening(module, params, pid, port, rdma):
-    """True once the server of session ``pid`` listens on ``port``: its TCP socket for perftest's socket exchange,
-    its RDMA-CM id for rping and perftest with ``-R``. None when this host cannot tell (no ``rdma`` tool, or one
-    without cm_id resources)."""
-    if not params["rdma_cm"] and params["tool"] != "rping":
-        # The server's own socket, from the fds of its session: another program on the port is not it.
-        return tcp_listening(port, [pid] + list(session_members(pid)))
-    if not rdma:
-        return None
-    try:
-        rc, out, _err = CommandRunner(module, timeout=10).run([rdma, "-j", "resource", "show", "cm_id"])
-    except FabricError:
-        return None
-    listeners = parse_cm_listeners(out) if rc == 0 else None
-    if listeners is None:
-        return None
-    members = set([pid]) | set(session_members(pid))
-    return any(owner in members and at == port for owner, at in listeners)
-
-
-def runs_tool(pid, tool):
-    """True when pid's session still runs ``tool`` (the recorded server, not a process that reused its pid)."""
-    for member in set([pid]) | set(session_members(pid)):
-        try:
-            with open("/proc/%d/cmdline" % member, "rb") as handle:
-                words = handle.read().split(b"\0")
-        except (IOError, OSError):
-            continue
-        if any(os.path.basename(word.decode("utf-8", "replace")) == tool for word in words):
-            return True
-    return False
-
-
-def wrap(module, params, argv, limit):
-    """Put the tool under timeout (and numactl when asked and present)."""
-    timeout = module.get_bin_path("timeout", required=True)
-    prefix = [timeout, "-k", "5", str(limit)]
-    if params["numa_node"] is not None:
-        numactl = module.get_bin_path("numactl")
-        if numactl:
-            prefix += [numactl, "--cpunodebind=%d" % params["numa_node"], "--membind=%d" % params["numa_node"]]
-        else:
-            module.warn("numactl not found: the test runs without NUMA binding")
-    return prefix + argv
-
-
-def finish(module, result):
-    if not result["passed"] and module.params["fail_on_error"] and not result.get("skipped"):
-        module.fail_json(**result)
-    # Said explicitly: Ansible marks a result holding a non-zero rc as failed unless told otherwise.
-    module.exit_json(failed=False, **result)
-
-
-def record(result, params, output, rc):
-    """Put a finished side's verdict, parsed result and summary into the module result."""
-    passed, cause, msg, parsed, summary = judge(params, output, rc)
-    result.update(passed=passed, cause=cause, msg=msg, rc=rc, output=output)
-    if parsed is not None:
-        result["result"] = parsed
-    if summary is not None:
-        result["summary"] = summary
-
-
-def run_bounded(module, runner, argv, result):
-    """``runner.run(argv)``; a run stopped at its bound ends the module with cause ``timeout``."""
-    try:
-        return runner.run(argv)
-    except FabricError as exc:
-        result.update(passed=False, cause="timeout", msg=str(exc))
-        finish(module, result)
-        return None
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import ModuleRun
+from ansible_collections.roce.fabric.plugins.module_utils.validate.perftest import TOOLS
+from ansible_collections.roce.fabric.plugins.module_utils.validate.perftest_session import PerftestSession
 
 
 def main():
@@ -408,143 +321,8 @@ def main():
                              " (got %r)" % run_dir)
     if params["tos"] is not None and not 0 <= params["tos"] <= 255:
         module.fail_json(msg="tos must be 0-255 (got %s)" % params["tos"])
-    result = dict(changed=False, passed=True, cause=None, skipped=False, stopped=[], msg="")
-    pid_file = os.path.join(params["run_dir"], "%d.json" % port)
-    out_file = os.path.join(params["run_dir"], "%d.out" % port)
-
-    if params["mode"] == "cleanup":
-        last = params["port_last"] if params["port_last"] is not None else port
-        strays = stray_processes(port, last, exclude=(os.getpid(), os.getppid()))
-        result["diff"] = dict(before="\n".join(s["cmdline"] for s in strays) + ("\n" if strays else ""), after="")
-        result["stopped"] = strays
-        result["changed"] = bool(strays)
-        if strays and not module.check_mode:
-            for stray in strays:
-                stop_group(stray["pid"])
-        result["msg"] = "stopped %d stray processes on ports %d-%d" % (len(strays), port, last)
-        module.exit_json(**result)
-
-    if module.check_mode:
-        result.update(skipped=True, msg="check mode: %s %s not run" % (params["tool"], params["mode"]))
-        module.exit_json(**result)
-
-    # The tool runs under its own timeout (below); the runner's bound only stops what outlives that.
-    runner = CommandRunner(module, timeout=min(MAX_COMMAND_TIMEOUT, max(DEFAULT_COMMAND_TIMEOUT, params["timeout"] + params["start_timeout"] + 30)))
-    if params["mode"] in ("server", "client"):
-        executable = params["executable"] or module.get_bin_path(params["tool"])
-        if not executable:
-            result.update(passed=False, cause="tool_missing",
-                          msg="%s is not installed (package perftest, or rdmacm-utils for rping)" % params["tool"])
-            finish(module, result)
-        argv = tool_argv(params, executable, params["mode"])
-        result["command"] = CommandRunner.render(argv)
-
-    if params["mode"] == "server":
-        strays = stray_processes(port, port, exclude=(os.getpid(), os.getppid()))
-        if strays and params["kill_stray"]:
-            for stray in strays:
-                stop_group(stray["pid"])
-            result["stopped"] = strays
-        elif strays or (not params["rdma_cm"] and params["tool"] != "rping" and tcp_listening(port)):
-            owner = strays[0]["cmdline"] + " (pid %d)" % strays[0]["pid"] if strays else "another process"
-            result.update(passed=False, cause="port_in_use", msg="port %d is in use by %s" % (port, owner))
-            finish(module, result)
-        try:
-            private_dir(params["run_dir"])
-        except PrivateDirError as exc:
-            result.update(passed=False, cause="unsafe_run_dir", msg=str(exc))
-            finish(module, result)
-        for path in (pid_file, out_file, out_file + ".pid", out_file + ".rc"):
-            if os.path.exists(path):
-                os.unlink(path)
-        pid_path = out_file + ".pid"
-        setsid = module.get_bin_path("setsid", required=True)
-        sh = module.get_bin_path("sh", required=True)
-        # The shell leads a new session (so the group can be stopped), records its pid, runs the
-        # tool under timeout with output to a file and keeps its exit code; argv passes as arguments.
-        script = ('exec > /dev/null 2>&1 < /dev/null; echo $$ > "$1"; out=$2; shift 2; '
-                  '"$@" > "$out" 2>&1; echo $? > "$out.rc"')
-        full = wrap(module, params, argv, params["timeout"] + params["start_timeout"])
-        rc, out, err = run_bounded(module, runner, [setsid, "-f", sh, "-c", script, "perftest-server", pid_path, out_file] + full,
-                                   result)
-        deadline = time.time() + params["start_timeout"]
-        pid = None
-        while time.time() < deadline and pid is None:
-            text = read_private(pid_path).strip()
-            pid = int(text) if text.isdigit() else None
-            if pid is None:
-                time.sleep(0.1)
-        if rc != 0 or pid is None:
-            result.update(passed=False, cause="tool_error", msg="could not start the server: %s" % (err or out).strip())
-            finish(module, result)
-        with open_private(pid_file, "w") as handle:
-            json.dump(dict(pid=pid, command=result["command"], tool=params["tool"]), handle)
-        result["pid"] = pid
-        # Wait until it listens (its socket or RDMA-CM id). Where that cannot be read: perftest's banner
-        # (seen only once flushed), and rping counts as listening when still alive after a second.
-        rdma = module.get_bin_path("rdma")
-        can_tell = True
-        quiet_ok = time.time() + 1.0
-        while time.time() < deadline:
-            output = read_private(out_file)
-            if not alive(pid):
-                passed, cause, msg, parsed, summary = judge(params, output, 1)
-                cause = cause if cause not in (None, "parse_error") else "tool_error"
-                result.update(passed=False, cause=cause, output=output,
-                              msg="server exited at once: %s" % (output.strip().splitlines() or ["no output"])[-1])
-                os.unlink(pid_file)
-                finish(module, result)
-            state = listening(module, params, pid, port, rdma) if can_tell else None
-            can_tell = state is not None
-            if state or LISTEN_BANNER in output or (state is None and params["tool"] == "rping" and time.time() > quiet_ok):
-                result["msg"] = "server listening on port %d (pid %d)" % (port, pid)
-                module.exit_json(**result)
-            time.sleep(0.2)
-        result["msg"] = "server running on port %d (pid %d); no listen banner within %ds" % (port, pid, params["start_timeout"])
-        module.exit_json(**result)
-
-    if params["mode"] == "client":
-        full = wrap(module, params, argv, params["timeout"])
-        rc, out, err = run_bounded(module, runner, full, result)
-        record(result, params, out + (err or ""), rc)
-        finish(module, result)
-
-    # collect: only from a private run_dir, and only a process that is still the server it recorded
-    try:
-        if os.path.lexists(params["run_dir"]):
-            check_private_dir(params["run_dir"])
-    except PrivateDirError as exc:
-        result.update(passed=False, cause="unsafe_run_dir", msg=str(exc))
-        finish(module, result)
-    if not os.path.exists(pid_file):
-        result.update(passed=False, cause="tool_error", msg="no server was started on port %d (no %s)" % (port, pid_file))
-        finish(module, result)
-    try:
-        info = json.loads(read_private(pid_file))
-        pid = int(info["pid"])
-    except (ValueError, KeyError, TypeError) as exc:
-        result.update(passed=False, cause="tool_error", msg="unreadable server record %s: %s" % (pid_file, exc))
-        finish(module, result)
-    result["command"] = info.get("command")
-    if alive(pid) and not runs_tool(pid, params["tool"]):
-        result.update(passed=False, cause="tool_error",
-                      msg="pid %d named by %s no longer runs %s; it was left alone" % (pid, pid_file, params["tool"]))
-        finish(module, result)
-    deadline = time.time() + params["timeout"]
-    while time.time() < deadline and alive(pid):
-        time.sleep(0.2)
-    if alive(pid):
-        stop_group(pid)
-        result["stopped"] = [dict(pid=pid, cmdline=info.get("command"), port=port)]
-        rc = 124
-    else:
-        text = read_private(out_file + ".rc").strip()
-        rc = int(text) if text.lstrip("-").isdigit() else 1
-    record(result, params, read_private(out_file), rc)
-    for path in (pid_file, out_file, out_file + ".pid", out_file + ".rc"):
-        if os.path.exists(path):
-            os.unlink(path)
-    finish(module, result)
+    run = ModuleRun(module)
+    run.execute(PerftestSession(run))
 
 
 if __name__ == "__main__":

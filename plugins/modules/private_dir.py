@@ -70,6 +70,12 @@ owner:
   returned: always
   type: str
   sample: root
+commands:
+  description: What was done (or, in check mode, what a real run does) - the directory made or removed.
+  returned: always
+  type: list
+  elements: str
+  sample: ["mkdir -m 0700 /var/tmp/roce-fabric-validate"]
 """
 
 import os
@@ -80,6 +86,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.private import (PrivateDirError, check_private_dir,
                                                                                  private_dir)
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import ModuleRun
 
 PATH_RE = re.compile(r"^(/[A-Za-z0-9_.@+-]+)+/?$")
 
@@ -105,25 +112,29 @@ def main():
         module.fail_json(msg="path must be an absolute path of letters, digits and _ . @ + - parts without . or .. "
                              "parts (got %r); nothing was changed" % path)
     path = path.rstrip("/")
-    result = dict(path=path, owner=_user())
-    try:
-        if module.params["state"] == "present":
-            changed = private_dir(path, check_mode=module.check_mode)
-            module.exit_json(changed=changed, diff=dict(before=dict(path=path, state="present" if not changed else "absent"),
-                                                        after=dict(path=path, state="present")), **result)
-        if not os.path.lexists(path):
-            module.exit_json(changed=False, diff=dict(before=dict(path=path, state="absent"), after=dict(path=path, state="absent")),
-                             **result)
-        check_private_dir(path)
-        if not module.check_mode:
+    run = ModuleRun(module, path=path, owner=_user())
+
+    def body(run):
+        try:
+            if module.params["state"] == "present":
+                missing = private_dir(path, check_mode=True)
+                run.set_diff(dict(path=path, state="absent" if missing else "present"), dict(path=path, state="present"))
+                if missing:
+                    run.mutate("mkdir -m 0700 %s" % path, lambda: private_dir(path))
+                return
+            if not os.path.lexists(path):
+                run.set_diff(dict(path=path, state="absent"), dict(path=path, state="absent"))
+                return
+            check_private_dir(path)
+            run.set_diff(dict(path=path, state="present"), dict(path=path, state="absent"))
             # A private directory cannot gain a link another user planted; rmtree does not follow links anyway.
-            shutil.rmtree(path)
-        module.exit_json(changed=True, diff=dict(before=dict(path=path, state="present"), after=dict(path=path, state="absent")),
-                         **result)
-    except PrivateDirError as exc:
-        module.fail_json(msg="%s; nothing was changed" % exc, **result)
-    except (IOError, OSError) as exc:
-        module.fail_json(msg="Cannot use %s: %s" % (path, exc), **result)
+            run.mutate("rm -r %s" % path, lambda: shutil.rmtree(path))
+        except PrivateDirError as exc:
+            run.fail("%s; nothing was changed" % exc)
+        except (IOError, OSError) as exc:
+            run.fail("Cannot use %s: %s" % (path, exc))
+
+    run.execute(body)
 
 
 if __name__ == "__main__":

@@ -389,6 +389,12 @@ ansible_facts:
           returned: always
           type: list
           elements: str
+commands:
+  description: The changes made - always none, the module only reads (every module of the collection returns this record).
+  returned: always
+  type: list
+  elements: str
+  sample: []
 """
 
 import platform
@@ -398,7 +404,12 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.roce.fabric.plugins.module_utils.validate import gpu as _gpu
 from ansible_collections.roce.fabric.plugins.module_utils.validate import nccl as _nccl
 from ansible_collections.roce.fabric.plugins.module_utils.rdma import sysfs as rdma_sysfs
-from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError, command_timeout_spec
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import (
+    CommandRunner,
+    FabricError,
+    ModuleRun,
+    command_timeout_spec,
+)
 
 
 def driver_stack(module, runner):
@@ -476,11 +487,16 @@ def main():
         supports_check_mode=True,
     )
     runner = CommandRunner(module)
-    try:
-        facts = discover(module, runner)
-    except FabricError as exc:
-        module.fail_json(msg=str(exc), commands=list(runner.executed), **exc.details)
-    module.exit_json(changed=False, ansible_facts=dict(roce_rdma=facts))
+    run = ModuleRun(module)
+
+    def body(run):
+        try:
+            run.update(ansible_facts=dict(roce_rdma=discover(module, runner)))
+        except FabricError as exc:
+            # What was read before the failure, for the message (nothing is changed by this module).
+            run.fail(str(exc), read=list(runner.executed), **exc.details)
+
+    run.execute(body)
 
 
 if __name__ == "__main__":

@@ -224,7 +224,7 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.roce.fabric.plugins.module_utils.rdma import tools as rdma_tools
 from ansible_collections.roce.fabric.plugins.module_utils.rdma.host import HOST, HOST_ALIAS, RdmaHost
-from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError, command_timeout_spec
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError, ModuleRun, command_timeout_spec
 from ansible_collections.roce.fabric.plugins.module_utils.rdma.netns_mode import NamespaceMode
 from ansible_collections.roce.fabric.plugins.module_utils.rdma.placement import DevicePlacement
 
@@ -264,15 +264,10 @@ def converge(module, host):
     mode_info = {"running": running_after, "persistent": persistent_after, "persistent_source": source}
     if system and "copy_on_fork" in system:
         mode_info["copy_on_fork"] = system["copy_on_fork"]
-    result.update(
-        changed=host.changed, reboot_required=reboot_required, mode=mode_info, iproute2=version,
-        devices=after_devices if p["devices"] else {}, commands=host.commands,
-    )
-    if module._diff:
-        result["diff"] = {
-            "before": {"mode": running_before, "persistent_mode": persistent_before, "devices": before_devices},
-            "after": {"mode": running_after, "persistent_mode": persistent_after, "devices": after_devices},
-        }
+    result.update(reboot_required=reboot_required, mode=mode_info, iproute2=version,
+                  devices=after_devices if p["devices"] else {})
+    host.run.set_diff({"mode": running_before, "persistent_mode": persistent_before, "devices": before_devices},
+                      {"mode": running_after, "persistent_mode": persistent_after, "devices": after_devices})
     return result
 
 
@@ -309,16 +304,20 @@ def main():
         module.fail_json(msg="state=absent returns devices to the host's namespace; netns, pid, container and pod do not apply")
     if p["netns"] in (HOST, HOST_ALIAS):
         module.fail_json(msg="netns %s is reserved; use state=absent to return devices to the host" % p["netns"])
-    engine = RdmaHost(module)
-    try:
-        result = converge(module, engine)
-    except FabricError as exc:
-        module.fail_json(msg=str(exc), changed=engine.changed, commands=engine.commands, **dict(
-            (k, v) for k, v in exc.details.items()
-            if k in ("kind", "device", "namespaces", "stderr", "command", "failure", "failed_command")))
-    for warning in engine.warnings:
-        module.warn(warning)
-    module.exit_json(**result)
+    run = ModuleRun(module)
+
+    def body(run):
+        engine = RdmaHost(run)
+        try:
+            run.update(**converge(module, engine))
+        except FabricError as exc:
+            run.fail(str(exc), **dict((k, v) for k, v in exc.details.items()
+                                      if k in ("kind", "device", "namespaces", "stderr", "command", "failure", "failed_command")))
+        finally:
+            for warning in engine.warnings:
+                module.warn(warning)
+
+    run.execute(body)
 
 
 if __name__ == "__main__":

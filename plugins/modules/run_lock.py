@@ -89,6 +89,12 @@ taken_over:
   returned: when O(state=present)
   type: dict
   sample: {"owner": "20261125T080102-4711", "since": 1795000000.0, "boot_id": "3f0c...", "reason": "taken before the host's last boot"}
+commands:
+  description: What was done to the lock (or, in check mode, what a real run does).
+  returned: always
+  type: list
+  elements: str
+  sample: ["take /var/lib/roce-fabric/validate.lock for 20261125T080102-4711"]
 """
 
 import os
@@ -96,6 +102,7 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.private import PrivateDirError
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import ModuleRun
 from ansible_collections.roce.fabric.plugins.module_utils.common.run_lock import OWNER_RE, LockHeld, release, take
 
 
@@ -117,21 +124,34 @@ def main():
         module.fail_json(msg="owner must be 1 to 128 letters, digits and _ . : @ + -, not %r; nothing was changed" % params["owner"])
     if not 60 <= params["stale_after"] <= 604800:
         module.fail_json(msg="stale_after %d is outside 60-604800 seconds; nothing was changed" % params["stale_after"])
-    try:
-        if params["state"] == "present":
-            changed, holder, taken_over = take(path, params["owner"], params["stale_after"], check_mode=module.check_mode)
-            module.exit_json(changed=changed, holder=holder, taken_over=taken_over,
-                             diff=dict(before=dict(held_by=(taken_over or {}).get("owner") if changed else holder.get("owner")),
-                                       after=dict(held_by=holder.get("owner"))))
-        changed, holder = release(path, params["owner"], check_mode=module.check_mode)
-        module.exit_json(changed=changed, holder=holder,
-                         diff=dict(before=dict(held_by=holder.get("owner")), after=dict(held_by=None if changed else holder.get("owner"))))
-    except LockHeld as exc:
-        module.fail_json(msg="%s is locked: %s. Another run is using this host; nothing was changed. Run again when it "
-                             "has finished, or remove the file if that run is gone." % (path, exc),
-                         failure="locked", holder=exc.holder)
-    except (PrivateDirError, IOError, OSError) as exc:
-        module.fail_json(msg="Cannot use the lock %s: %s; nothing was changed" % (path, exc))
+    run = ModuleRun(module)
+
+    def body(run):
+        try:
+            # take and release decide and write under the lock folder's flock in one call (two runs may race for
+            # an abandoned lock), so the record follows the call.
+            if params["state"] == "present":
+                changed, holder, taken_over = take(path, params["owner"], params["stale_after"], check_mode=module.check_mode)
+                if changed:
+                    run.mutate("take %s for %s%s" % (path, params["owner"], " (from %s: %s)" % (
+                        taken_over.get("owner"), taken_over.get("reason")) if taken_over else ""))
+                run.set_diff(dict(held_by=(taken_over or {}).get("owner") if changed else holder.get("owner")),
+                             dict(held_by=holder.get("owner")))
+                run.update(holder=holder, taken_over=taken_over)
+                return
+            changed, holder = release(path, params["owner"], check_mode=module.check_mode)
+            if changed:
+                run.mutate("release %s held by %s" % (path, params["owner"]))
+            run.set_diff(dict(held_by=holder.get("owner")), dict(held_by=None if changed else holder.get("owner")))
+            run.update(holder=holder)
+        except LockHeld as exc:
+            run.fail("%s is locked: %s. Another run is using this host; nothing was changed. Run again when it "
+                     "has finished, or remove the file if that run is gone." % (path, exc),
+                     failure="locked", holder=exc.holder)
+        except (PrivateDirError, IOError, OSError) as exc:
+            run.fail("Cannot use the lock %s: %s; nothing was changed" % (path, exc))
+
+    run.execute(body)
 
 
 if __name__ == "__main__":

@@ -163,6 +163,11 @@ files:
   returned: mode is write
   type: list
   elements: str
+commands:
+  description: V(write) - the report files written (in check mode, that a real run writes); V(plan) writes nothing.
+  returned: always
+  type: list
+  elements: str
 failures:
   description: V(write) - what failed, for a message - the failed test ids, then C(host check) for each failed check.
   returned: mode is write
@@ -177,6 +182,7 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.private import PrivateDirError, check_usable_dir
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import ModuleRun
 from ansible_collections.roce.fabric.plugins.module_utils.common.version import COLLECTION_VERSION
 from ansible_collections.roce.fabric.plugins.module_utils.validate import checks as _checks
 from ansible_collections.roce.fabric.plugins.module_utils.validate import plan as _validate
@@ -188,6 +194,79 @@ def read(path):
             return handle.read()
     except (IOError, OSError):
         return None
+
+
+def plan_tests(run):
+    p = run.module.params
+    if not 1 <= p["port_base"] <= 65000:
+        run.fail("port_base must be between 1 and 65000, got %d" % p["port_base"])
+    if not 0 < p["bw_fraction"] <= 1:
+        run.fail("bw_fraction must be above 0 and at most 1, got %s" % p["bw_fraction"])
+    try:
+        result = _validate.plan(p["hosts"], p["tests"], pairs=p["pairs"], port_base=p["port_base"],
+                                bw_fraction=p["bw_fraction"], min_bw_gbps=p["min_bw_gbps"], max_lat_usec=p["max_lat_usec"])
+    except _validate.PlanError as exc:
+        run.fail(str(exc))
+    if result["port_last"] > 65535:
+        run.fail("the plan needs ports up to %d: lower port_base" % result["port_last"])
+    run.update(plan=result)
+
+
+def write_file(dest, path, text):
+    """A fresh, randomly named file (O_EXCL) renamed over ``path``: a link planted at a fixed temporary name, or at
+    the report's own name, is replaced, never written through."""
+    if not os.path.isdir(dest):
+        os.makedirs(dest, 0o755)
+    fd, tmp = tempfile.mkstemp(dir=dest, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o644)
+        os.rename(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_report(run):
+    p = run.module.params
+    # The report's folder is often in a shared /var/tmp: one another user made first, or planted as a link, or whose
+    # parents another user controls, is refused before anything is read or written (as roce.fabric.private_dir).
+    try:
+        check_usable_dir(p["dest"])
+    except PrivateDirError as exc:
+        run.fail("the report's folder cannot be used, nothing was written: %s" % exc)
+    bad = ["host_checks.%s" % name for name, value in p["host_checks"].items() if not isinstance(value, list)]
+    bad += ["switches.%s" % name for name, value in p["switches"].items() if not (value is None or isinstance(value, dict))]
+    if bad:
+        run.fail("host_checks take a list of check records per host and switches one record or null per switch; not so "
+                 "for %s; nothing was written" % ", ".join(sorted(bad)))
+    hosts = dict(p["hosts"])
+    hosts.update(_checks.host_entries(p["host_checks"]))
+    hosts.update(_checks.switch_entries(p["switches"]))
+    generated = dict(p["generated"] or {}, collection_version=COLLECTION_VERSION) if p["generated"] is not None else None
+    report = _validate.build_report(_validate.merge_results(p["plan"], p["results"]), hosts, title=p["title"],
+                                    generated=generated)
+    json_path = os.path.join(p["dest"], "report.json")
+    html_path = os.path.join(p["dest"], "report.html")
+    before = read(json_path)
+    if _validate.same_outcome(before, report):
+        # The same outcome as the file's: it keeps the record of when that outcome was first written.
+        report["generated"] = json.loads(before).get("generated")
+    content = json.dumps(report, indent=2, sort_keys=True) + "\n"
+    page = _validate.render_html(report)
+    run.update(report=report, passed=report["passed"], files=[json_path, html_path],
+               failures=_checks.failed_names(report))
+    try:
+        old = json.loads(before)["summary"] if before else None
+    except (ValueError, KeyError, TypeError):  # not a report of ours: the whole file is replaced
+        old = None
+    if before != content or read(html_path) != page:
+        run.text_diff(json_path, json.dumps(old, sort_keys=True) + "\n" if old else "",
+                      json.dumps(report["summary"], sort_keys=True) + "\n")
+        for path, text in ((json_path, content), (html_path, page)):
+            run.mutate("write %s" % path, lambda path=path, text=text: write_file(p["dest"], path, text))
 
 
 def main():
@@ -212,76 +291,8 @@ def main():
         required_if=[("mode", "write", ("plan", "dest"))],
         supports_check_mode=True,
     )
-    p = module.params
-    if p["mode"] == "plan":
-        if not 1 <= p["port_base"] <= 65000:
-            module.fail_json(msg="port_base must be between 1 and 65000, got %d" % p["port_base"])
-        if not 0 < p["bw_fraction"] <= 1:
-            module.fail_json(msg="bw_fraction must be above 0 and at most 1, got %s" % p["bw_fraction"])
-        try:
-            result = _validate.plan(p["hosts"], p["tests"], pairs=p["pairs"], port_base=p["port_base"],
-                                    bw_fraction=p["bw_fraction"], min_bw_gbps=p["min_bw_gbps"],
-                                    max_lat_usec=p["max_lat_usec"])
-        except _validate.PlanError as exc:
-            module.fail_json(msg=str(exc))
-        if result["port_last"] > 65535:
-            module.fail_json(msg="the plan needs ports up to %d: lower port_base" % result["port_last"])
-        module.exit_json(changed=False, plan=result)
-
-    # The report's folder is often in a shared /var/tmp: one another user made first, or planted as a link, or whose
-    # parents another user controls, is refused before anything is read or written (as roce.fabric.private_dir).
-    try:
-        check_usable_dir(p["dest"])
-    except PrivateDirError as exc:
-        module.fail_json(msg="the report's folder cannot be used, nothing was written: %s" % exc)
-
-    bad = ["host_checks.%s" % name for name, value in p["host_checks"].items() if not isinstance(value, list)]
-    bad += ["switches.%s" % name for name, value in p["switches"].items() if not (value is None or isinstance(value, dict))]
-    if bad:
-        module.fail_json(msg="host_checks take a list of check records per host and switches one record or null per "
-                             "switch; not so for %s; nothing was written" % ", ".join(sorted(bad)))
-    hosts = dict(p["hosts"])
-    hosts.update(_checks.host_entries(p["host_checks"]))
-    hosts.update(_checks.switch_entries(p["switches"]))
-    generated = dict(p["generated"] or {}, collection_version=COLLECTION_VERSION) if p["generated"] is not None else None
-    tests = _validate.merge_results(p["plan"], p["results"])
-    report = _validate.build_report(tests, hosts, title=p["title"], generated=generated)
-    json_path = os.path.join(p["dest"], "report.json")
-    html_path = os.path.join(p["dest"], "report.html")
-    before = read(json_path)
-    if _validate.same_outcome(before, report):
-        # The same outcome as the file's: it keeps the record of when that outcome was first written.
-        report["generated"] = json.loads(before).get("generated")
-    content = json.dumps(report, indent=2, sort_keys=True) + "\n"
-    page = _validate.render_html(report)
-    changed = before != content or read(html_path) != page
-    result = dict(changed=changed, report=report, passed=report["passed"], files=[json_path, html_path],
-                  failures=_checks.failed_names(report))
-    if module._diff:
-        try:
-            old = json.loads(before)["summary"] if before else None
-        except (ValueError, KeyError, TypeError):  # not a report of ours: the whole file is replaced
-            old = None
-        result["diff"] = dict(before=json.dumps(old, sort_keys=True) + "\n" if old else "",
-                              after=json.dumps(report["summary"], sort_keys=True) + "\n",
-                              before_header=json_path, after_header=json_path)
-    if changed and not module.check_mode:
-        if not os.path.isdir(p["dest"]):
-            os.makedirs(p["dest"], 0o755)
-        for path, text in ((json_path, content), (html_path, page)):
-            # A fresh, randomly named file (O_EXCL) renamed over the report: a link planted at a fixed temporary
-            # name, or at the report's own name, is replaced, never written through.
-            fd, tmp = tempfile.mkstemp(dir=p["dest"], prefix="." + os.path.basename(path) + ".", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "w") as handle:
-                    handle.write(text)
-                os.chmod(tmp, 0o644)
-                os.rename(tmp, path)
-            except BaseException:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
-                raise
-    module.exit_json(**result)
+    run = ModuleRun(module)
+    run.execute(plan_tests if module.params["mode"] == "plan" else write_report)
 
 
 if __name__ == "__main__":

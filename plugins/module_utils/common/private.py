@@ -11,9 +11,7 @@ owned by the caller with no group or other write permission. Files inside are th
 let another user swap it either (``check_ancestors``).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import errno
 import json

@@ -11,9 +11,7 @@ owner is refused while the lock is live; a lock from an earlier boot, or older t
 left by a run that ended without releasing it and is taken over (the result says whose it was).
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import errno
 import fcntl

@@ -7,9 +7,7 @@ Pure functions (no Ansible, no Kubernetes client), used by the roce.fabric.k8s_n
 and unit-tested on their own. Every check returns a list of messages; an empty list means valid.
 """
 
-from __future__ import absolute_import, division, print_function
-
-__metaclass__ = type
+from __future__ import annotations
 
 import ipaddress
 import json

@@ -36,31 +36,34 @@ class NetnsError(FabricError):
 class RdmaHost(object):
     """The host's RDMA namespaces and devices, read and changed through iproute2."""
 
-    def __init__(self, module):
-        self.module = module
-        self.runner = CommandRunner(module)
-        self.check = module.check_mode
-        self.rdma = module.get_bin_path("rdma", required=True)
-        self.ip = module.get_bin_path("ip", required=True)
-        self.changed = False
-        self.commands = []
+    def __init__(self, run):
+        """``run``: the module's ModuleRun, which records every change (common/run.py)."""
+        self.run = run
+        self.module = run.module
+        self.runner = CommandRunner(self.module)
+        self.check = run.check_mode
+        self.rdma = self.module.get_bin_path("rdma", required=True)
+        self.ip = self.module.get_bin_path("ip", required=True)
         self.warnings = []
 
     def read(self, argv):
         return self.runner.run(argv)
 
     def mutate(self, argv, what):
-        """Run a mutating command (or only record it in check mode); raise NetnsError with the tool's words."""
-        self.commands.append(CommandRunner.render(argv))
-        self.changed = True
-        if self.check:
-            return ""
-        rc, out, err = self.runner.run(argv, mutating=True)
-        if rc != 0:
-            text = (err or out or "").strip()
-            raise NetnsError("%s failed: %s" % (what, text or "rc=%d" % rc), kind=rdma_tools.classify_error(text),
-                             command=CommandRunner.render(argv), rc=rc, stderr=err)
-        return out
+        """Run a mutating command through the run's record (only recorded in check mode); raise NetnsError with the
+        tool's words, the failed command then not recorded as done."""
+        command = CommandRunner.render(argv)
+
+        def action():
+            rc, out, err = self.runner.run(argv, mutating=True)
+            if rc != 0:
+                text = (err or out or "").strip()
+                raise NetnsError("%s failed: %s" % (what, text or "rc=%d" % rc), kind=rdma_tools.classify_error(text),
+                                 command=command, rc=rc, stderr=err)
+            return out
+
+        out = self.run.mutate(command, action)
+        return "" if out is None else out
 
     def iproute2_version(self):
         rc, out, err = self.read([self.rdma, "-V"])

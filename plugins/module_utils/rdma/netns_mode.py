@@ -63,17 +63,16 @@ class NamespaceMode(object):
                              % (after_source, after_mode, path), kind="conflict")
         if current == content:
             return after_mode, after_source, False
-        self.host.changed = True
         if content is None:
-            self.host.commands.append("rm %s" % path)
-            if not self.host.check:
-                os.unlink(path)
+            self.host.run.mutate("rm %s" % path, lambda: os.unlink(path))
         else:
-            self.host.commands.append("write %s: options ib_core netns_mode=%s" % (path, rdma_tools.NETNS_MODE_PARAM[mode]))
-            if not self.host.check:
-                self.module.atomic_move(self.write_temp(content), path)
-                os.chmod(path, 0o644)
+            self.host.run.mutate("write %s: options ib_core netns_mode=%s" % (path, rdma_tools.NETNS_MODE_PARAM[mode]),
+                                 lambda: self.install(content, path))
         return after_mode, after_source, True
+
+    def install(self, content, path):
+        self.module.atomic_move(self.write_temp(content), path)
+        os.chmod(path, 0o644)
 
     def write_temp(self, content):
         tmp = os.path.join(self.module.tmpdir, "ib_core.conf")
@@ -108,14 +107,12 @@ class NamespaceMode(object):
             raise NetnsError("initramfs=always, but neither update-initramfs nor dracut is installed")
 
     def set_running_mode(self, mode, system, persistent_present):
-        changed_before = self.host.changed
         try:
             self.host.mutate([self.host.rdma, "system", "set", "netns", mode], "switching the RDMA namespace mode to %s" % mode)
         except NetnsError as exc:
             if exc.details.get("kind") != "busy":
                 raise
-            self.host.changed = changed_before
-            self.host.commands.pop()
+            # The refused command is not in the run's record: it changed nothing.
             names = self.host.netns_names()
             why = ("the kernel refuses to change the RDMA namespace mode while network namespaces other than the host's exist "
                    "(named: %s; containers and pods have unnamed ones)" % (", ".join(names) or "none"))

@@ -208,35 +208,6 @@ def test_one_set_of_switch_variables_for_both_operating_systems():
     assert nvue["qos_ports"] == []
 
 
-def test_the_switch_s_qos_check_record():
-    from ansible_collections.roce.fabric.plugins.filter.roce_qos import FilterModule
-    check = FilterModule().filters()["roce_switch_check"]
-    same = {"changed": False, "failed": False, "commands": []}
-    passed = check(same, "sw1", "onyx", "lossless", {})
-    assert passed["status"] == "passed" and passed["msg"] == (
-        "sw1 agrees with the contract: roce lossless (trust L3, DSCP 26 on priority 3, PFC on priority 3, ECN on its "
-        "traffic class)")
-    assert passed["command"] == "roce.fabric.onyx_roce (check mode: show roce, show running-config) on sw1"
-    differs = {"changed": True, "failed": False, "commands": ["roce lossless", "interface ethernet 1/1 qos trust L3"]}
-    failed = check(differs, "sw1", "onyx", "lossless", {})
-    assert failed["status"] == "failed" and failed["msg"] == (
-        "sw1 differs from the RoCE QoS contract: roce lossless; interface ethernet 1/1 qos trust L3 would fix it "
-        "(run playbooks/switch.yml, role roce.fabric.roce_switch)")
-    in_check = check(differs, "leaf1", "nvue", "lossless", {}, True)
-    assert in_check["status"] == "skipped" and in_check["msg"].startswith("check mode: what the switch stage")
-    assert in_check["command"].startswith("roce.fabric.nvue_roce (check mode: GET /nvue_v1/?rev=applied")
-    unreachable = {"unreachable": True, "changed": False, "msg": "timed out connecting to 192.0.2.1:22"}
-    assert check(unreachable, "sw1", "onyx", "lossless", {})["msg"] == (
-        "sw1: the switch could not be read: timed out connecting to 192.0.2.1:22")
-    neither = {"changed": False, "skipped": True, "skip_reason": "Conditional result was False"}
-    assert check(neither, "sw9", "onyx", "lossless", {}, False, "eos")["msg"] == (
-        "sw9: the switch could not be read: its OS is not one this collection configures (roce_switch_os: eos)")
-    by_hand = check(same, "sw1", "onyx", None, {"mode": "lossy"})
-    assert by_hand["status"] == "skipped" and "configured by hand" in by_hand["msg"]
-    lossy = check(same, "sw1", "onyx", "lossy", {"mode": "lossy"})
-    assert ", no PFC" in lossy["msg"]
-
-
 def test_switch_variables_an_os_cannot_take_or_the_contract_refuses():
     from ansible_collections.roce.fabric.plugins.module_utils.qos import switch
     per_port = switch.role_args({}, "cumulus", ports=[dict(ports=["swp1"], trust="L3")])

@@ -108,17 +108,3 @@ def test_nic_checks_from_a_read_only_loop_in_a_real_and_a_check_mode_run():
     assert [c["status"] for c in checked] == ["passed", "skipped", "skipped"]
     assert checked[1]["msg"].startswith("check mode: what the host stage of this run would set is not there yet; enp2s0")
     assert nic_checks([], check_mode=False) == []
-
-
-def test_the_nccl_traffic_class_against_the_contract_s_tos():
-    from ansible_collections.roce.fabric.plugins.filter.roce_qos import FilterModule  # pylint: disable=import-outside-toplevel
-
-    check = FilterModule().filters()["roce_qos_nccl_check"]
-    tos = FilterModule().filters()["roce_qos"]({})["roce_tos"]
-    assert check({"NCCL_IB_TC": str(tos)}, {})["status"] == "passed"
-    assert check({"NCCL_IB_TC": tos}, {})["msg"] == "NCCL_IB_TC=%s in the NCCL environment; the contract's ToS is %s" % (tos, tos)
-    unset = check({}, {})
-    assert unset["status"] == "failed" and unset["msg"].startswith("NCCL_IB_TC=unset") and "validate_nccl_env_extra" in unset["msg"]
-    assert check({"NCCL_IB_TC": "0"}, {})["status"] == "failed"
-    nics = FilterModule().filters()["nic_qos_checks"]
-    assert nics({}, False) == [] and nics({"results": [{"item": {"netdev": "x"}, "changed": False, "after": {}}]})[0]["status"] == "passed"

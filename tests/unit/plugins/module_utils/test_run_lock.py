@@ -98,13 +98,21 @@ def test_module_bad_input_changes_nothing(lock, args, message):
 
 
 def test_module_takes_refuses_and_releases(lock):
+    checked = run_module(module.main, dict(path=lock, owner="run-a"), check_mode=True, diff=True)
+    assert checked["changed"] is True and checked["commands"] == ["take %s for run-a" % lock]
+    assert checked["diff"] == {"before": {"held_by": None}, "after": {"held_by": "run-a"}}
+    assert not os.path.exists(os.path.dirname(lock))
     first = run_module(module.main, dict(path=lock, owner="run-a"))
     assert first["changed"] is True and first["holder"]["owner"] == "run-a" and first["taken_over"] is None
-    assert run_module(module.main, dict(path=lock, owner="run-a"))["changed"] is False
+    assert first["commands"] == ["take %s for run-a" % lock]
+    again = run_module(module.main, dict(path=lock, owner="run-a"))
+    assert again["changed"] is False and again["commands"] == []
     refused = run_module(module.main, dict(path=lock, owner="run-b"))
     assert refused["failed"] is True and refused["failure"] == "locked" and "held by run run-a" in refused["msg"]
     assert refused["holder"]["owner"] == "run-a"
-    assert run_module(module.main, dict(path=lock, owner="run-a", state="absent"))["changed"] is True
+    assert refused["commands"] == []
+    released = run_module(module.main, dict(path=lock, owner="run-a", state="absent"))
+    assert released["changed"] is True and released["commands"] == ["release %s held by run-a" % lock]
     assert not os.path.exists(lock)
 
 

@@ -40,20 +40,3 @@ def test_the_forced_command_is_quoted_and_one_line():
     assert key_options("h", ["10.0.0.1"], command='a "b" \\c')["options"].endswith('command="a \\"b\\" \\\\c"')
     with pytest.raises(TrustError):
         key_options("h", ["10.0.0.1"], command="a\nb")
-
-
-def test_mpi_addresses_are_each_host_s_first_roce_address():
-    from ansible_collections.roce.fabric.plugins.filter.validate import mpi_addresses  # pylint: disable=import-outside-toplevel
-
-    hostvars = {"node1": {"ansible_facts": {"roce_rdma": {"ports": [{"ipv4": None}, {"ipv4": "10.78.0.1"}]}}},
-                "node2": {"ansible_facts": {"roce_rdma": {"ports": []}}}, "node3": {}}
-    assert mpi_addresses(["node1", "node2", "node3", "gone"], hostvars) == ["10.78.0.1", "", "", ""]
-
-
-def test_mpi_known_hosts_are_names_and_roce_addresses_once():
-    from ansible_collections.roce.fabric.plugins.filter.validate import mpi_known_hosts  # pylint: disable=import-outside-toplevel
-
-    hostvars = {"node1": {"ansible_facts": {"roce_rdma": {"ports": [{"ipv4": "10.78.0.1"}, {"ipv4": None},
-                                                                    {"ipv4": "10.78.0.1"}]}}},
-                "node2": {"ansible_facts": {"roce_rdma": {"ports": [{"ipv4": "10.78.0.2"}]}}}}
-    assert mpi_known_hosts(["node1", "node2", "node3"], hostvars) == ["node1", "10.78.0.1", "node2", "10.78.0.2", "node3"]

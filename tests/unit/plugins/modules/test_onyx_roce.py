@@ -11,7 +11,7 @@ import re
 import pytest
 
 from ansible_collections.roce.fabric.plugins.module_utils.onyx import parsers
-from ansible_collections.roce.fabric.plugins.module_utils.onyx import transport as _onyx_cli
+from ansible_collections.roce.fabric.plugins.module_utils.onyx import transport as onyx_transport
 from ansible_collections.roce.fabric.plugins.modules import onyx_roce
 from ansible_collections.roce.fabric.tests.unit.plugins.modules.utils import run_module
 
@@ -43,7 +43,7 @@ class FakeSwitch(object):
 
     def __call__(self, **params):
         if self.auth_fails:
-            raise _onyx_cli.NetmikoAuthenticationException("Authentication to device failed.")
+            raise onyx_transport.NetmikoAuthenticationException("Authentication to device failed.")
         self.params = params
         self.logins += 1
         return self
@@ -57,7 +57,7 @@ class FakeSwitch(object):
 
     def send_command(self, command, read_timeout=None, expect_string=None):
         # Every read ends at the prompt found once after login, not at one netmiko looks up again.
-        assert expect_string == _onyx_cli.prompt_pattern("switch #"), expect_string
+        assert expect_string == onyx_transport.prompt_pattern("switch #"), expect_string
         assert re.search(expect_string, "switch (config interface ethernet 1/1-1/4) # "), expect_string
         answers = {
             "show version | json-print": json.dumps({"Product name": "Onyx", "Product release": self.release}),
@@ -112,7 +112,7 @@ def switch(monkeypatch):
 
 
 def install(monkeypatch, fake):
-    monkeypatch.setattr(_onyx_cli, "OnyxSSH", fake)
+    monkeypatch.setattr(onyx_transport, "OnyxSSH", fake)
     monkeypatch.setattr(onyx_roce, "NETMIKO_IMPORT_ERROR", None)
 
 

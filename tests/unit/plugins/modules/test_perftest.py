@@ -117,7 +117,7 @@ def test_stray_server_blocks_port_then_cleanup_stops_it(tool, tmp_path, monkeypa
         assert "pid %d" % stray.pid in blocked["msg"]
         check = run_module(perftest.main, dict(mode="cleanup", port=28630, port_last=28632), check_mode=True, diff=True)
         assert check["changed"] is True and stray.poll() is None
-        assert "-p 28631" in check["diff"]["before"]
+        assert "-p 28631" in check["diff"][0]["before"] and check["commands"][0].startswith("stop process group")
         cleaned = run_module(perftest.main, dict(mode="cleanup", port=28630, port_last=28632))
         assert [s["pid"] for s in cleaned["stopped"]] == [stray.pid]
         assert stray.wait(timeout=5) is not None

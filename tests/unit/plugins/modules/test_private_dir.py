@@ -20,8 +20,9 @@ def test_made_once_then_unchanged_then_removed(tmp_path):
     assert checked["diff"] == dict(before=dict(path=target, state="absent"), after=dict(path=target, state="present"))
     made = run_module(private_dir.main, dict(path=target + "/"))
     assert made["changed"] is True and made["path"] == target and oct(os.stat(target).st_mode & 0o777) == "0o700"
+    assert made["commands"] == ["mkdir -m 0700 %s" % target]
     again = run_module(private_dir.main, dict(path=target))
-    assert again["changed"] is False and not again["failed"]
+    assert again["changed"] is False and not again["failed"] and again["commands"] == []
     (tmp_path / "work" / "script.py").write_text("x")
     assert run_module(private_dir.main, dict(path=target, state="absent"), check_mode=True)["changed"] is True
     assert os.path.isdir(target)

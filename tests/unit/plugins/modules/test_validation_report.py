@@ -30,7 +30,7 @@ def test_plan_then_write_idempotent(tmp_path):
         dict(test_id="rping:a->b", role="client", passed=True, command="rping -c -v -p 18515 -C 10 -a 10.99.0.1")])
     check = run_module(validation_report.main, args, check_mode=True, diff=True)
     assert check["changed"] is True and not os.path.exists(dest)
-    assert json.loads(check["diff"]["after"]) == dict(passed=1, failed=0, skipped=0, not_run=1)
+    assert json.loads(check["diff"][0]["after"]) == dict(passed=1, failed=0, skipped=0, not_run=1)
     first = run_module(validation_report.main, args)
     assert first["changed"] is True and first["passed"] is True
     with open(os.path.join(dest, "report.json")) as handle:
@@ -60,7 +60,7 @@ def test_links_planted_at_the_temporary_and_report_names_are_replaced_not_writte
     for name in ("report.json.tmp", "report.html.tmp", "report.json"):
         os.symlink(str(victim), str(dest / name))
     result = run_module(validation_report.main, dict(mode="write", plan=plan, dest=str(dest), results=[]), diff=True)
-    assert result["changed"] is True and result["diff"]["before"] == ""
+    assert result["changed"] is True and result["diff"][0]["before"] == ""
     assert victim.read_text() == "keep\n"
     assert not os.path.islink(str(dest / "report.json")) and json.loads((dest / "report.json").read_text())["tests"]
     assert sorted(name for name in os.listdir(str(dest)) if not name.endswith(".tmp")) == ["report.html", "report.json"]

@@ -1,0 +1,162 @@
+# roce.fabric test runner: the peer tiers and the lane scheduler (the VM lane in the background beside the others; 'all'). Sourced by tests/run, which defines REPO, CACHE, VENV, PY, the
+# versions and log/die; not run on its own.
+# shellcheck shell=bash disable=SC2034  # variables used by the other parts of the runner
+
+# The peer tiers, one row each: name | what it proves | test files (under tests/peer/) | lock held for the run |
+# mode, which says where 'peer all' (and 'all') runs the tier:
+#   vm      in the VM lane: in the background, one after the other in this order, under the VMs' lock, while the
+#           tiers without a lock run in the foreground (they use peers of their own, no VM);
+#   last    after both lanes, alone: it starts every peer and asserts that none changed;
+#   alone   left out: another tier runs its files on the same boot of the VMs (run it by name);
+#   (empty) in the foreground lane, one after the other.
+# The VM lane opens with rdma, whose one VM leaves a core to the foreground lane, where the static tiers (with 'all')
+# and the tiers without VMs run; the two-VM tiers come after it. ROCE_PEER_PARALLEL=0 runs every tier in turn.
+# A tier is named after its device family (module_utils package, lab folder, docs page).
+PEER_TIERS=(
+  "firmware|mlxconfig module against the firmware simulator, locally and on lab hosts|test_mlxconfig_peer.py|"
+  "qos|nic_qos module against the NIC QoS simulator (mlnx_qos, dcb, mlx5 ECN files) on the lab hosts|test_nic_qos_peer.py|"
+  "onyx|onyx_roce module against the Onyx simulator over SSH|test_onyx_roce_peer.py|"
+  "nvue|nvue_roce against the NVUE simulator (Cumulus Linux) over HTTPS and SSH, and roce_switch on Onyx and Cumulus in one play|test_nvue_roce_peer.py|"
+  "esxi|esxi_kernel_setting, vmx_passthru, esxi_ats against vcsim and the ESXi shell over SSH|test_esxi_peer.py|"
+  "k8s|k8s_rdma_network and k8s_rdma_job roles against a real kube-apiserver|test_k8s_peer.py|"
+  "image|the rdma_image role and container_image with podman: every documented Containerfile linted by hadolint, the inbox image built from a local base|test_rdma_image_peer.py|"
+  "rdma|rdma_netns, boot_units, nvme_scratch and the host roles against a lab QEMU VM: real kernel, real reboots, real mdadm|test_rdma_host_args.py test_rdma_netns_peer.py test_boot_units_peer.py test_nvme_scratch_peer.py test_injection_peer.py test_rdma_host_ofed_peer.py|/tmp/roce-vm.lock|vm"
+  "validate|on the two Soft-RoCE VMs, the validate role (rping, perftest, faults, report, the contract's DSCP on the wire, MPI and collectives), telemetry and ib_write_bw from the job image's container|test_validate_peer.py test_telemetry_peer.py test_rdma_image_vm_peer.py|/tmp/roce-vm.lock|vm"
+  "check|playbooks/roce.yml --check --diff on the whole lab: passes and changes no peer|test_roce_check_mode.py|/tmp/roce-vm.lock|last"
+  "telemetry|the rdma_exporter role on the two Soft-RoCE VMs, scraped by a real Prometheus: traffic, device removal, reboot, promtool|test_telemetry_peer.py|/tmp/roce-vm.lock|alone"
+)
+
+# One run in the background beside the tiers in the foreground: its output is kept in a file and printed by
+# finish_background, which returns its status.
+BG_PID="" BG_LOG=""
+start_background() {
+  BG_LOG=$(mktemp /tmp/roce-beside.XXXXXX)
+  "$@" >"$BG_LOG" 2>&1 &
+  BG_PID=$!
+}
+finish_background() {
+  local rc=0
+  [ -n "$BG_PID" ] || return 0
+  wait "$BG_PID" || rc=$?
+  log "output of the background run (rc=$rc)"
+  cat "$BG_LOG" >&2
+  rm -f "$BG_LOG"
+  BG_PID=""
+  return $rc
+}
+
+# One peer tier by its row; several rows in turn, stopping at the first that fails.
+run_peer_rows() { local r; for r in "$@"; do run_peer_row "$r" || return $?; done; }
+run_peer_row() {
+  local name what files lock mode
+  IFS='|' read -r name what files lock mode <<<"$1"
+  log "peer: $name ($what)"
+  local paths=() t=$SECONDS rc=0
+  for f in $files; do paths+=("tests/peer/$f"); done
+  if [ -n "$lock" ]; then
+    # The VMs are shared by every tier that boots them: hold their lock for the whole run.
+    (cd "$REPO" && flock "$lock" "$PY" -m pytest -q -p no:cacheprovider --durations=5 "${paths[@]}") || rc=$?
+  else
+    (cd "$REPO" && "$PY" -m pytest -q -p no:cacheprovider --durations=5 "${paths[@]}") || rc=$?
+  fi
+  log "peer: $name finished with rc=$rc in $((SECONDS - t)) s"
+  return $rc
+}
+
+# The foreground lane: (with 'all') the static tiers, the peer tiers without a lock, then (with 'all') the clients.
+free_lane() {
+  local rest=$1 tier t
+  shift
+  # A tier of several commands runs as a process of its own: called here, in a list that takes its status, the
+  # shell's errexit would not stop it at its first failing command.
+  if [ "${LANES_STATIC:-0}" = 1 ]; then
+    start_builds
+    for tier in lint sanity unit build compat; do
+      t=$SECONDS
+      "$REPO/tests/run" "$tier" || return $?
+      log "$tier finished in $((SECONDS - t)) s"
+    done
+  fi
+  local row
+  for row in "$@"; do
+    [[ "$NEEDS_NO_BUILD" == *" ${row%%|*} "* ]] || wait_builds || return $?
+    run_peer_row "$row" || return $?
+  done
+  wait_builds || return $?
+  [ "$rest" = 1 ] || return 0
+  "$REPO/tests/run" clients
+}
+
+# Every tier but the "alone" ones (or the tiers named): the VM lane in the background beside the foreground lane,
+# then the "last" ones. With LANES_STATIC=1 ('all') lint, sanity, unit and build open the foreground lane; with
+# LANES_REST=1 ('all') the clients close it, and the molecule scenarios (as 'tests/run molecule' runs them: the ones
+# on the VMs beside the others) follow both lanes, before the "last" tiers.
+peer_all() {
+  local row name what files lock mode rc=0 lane_rc=0
+  local vm=() free=() last=() only=" $* " rest=${LANES_REST:-0}
+  for row in "${PEER_TIERS[@]}"; do
+    IFS='|' read -r name what files lock mode <<<"$row"
+    if [ $# -gt 0 ]; then
+      [[ "$only" == *" $name "* ]] || continue
+      [ "$mode" = alone ] && mode=vm
+    fi
+    case "$mode" in
+      alone) ;;
+      vm) vm+=("$row") ;;
+      last) last+=("$row") ;;
+      *) free+=("$row") ;;
+    esac
+  done
+  if [ "${ROCE_PEER_PARALLEL:-1}" != 1 ]; then
+    free_lane "$rest" "${free[@]}" || return $?
+    run_peer_rows "${vm[@]}" || return $?
+  else
+    if [ ${#vm[@]} -gt 0 ]; then
+      log "lanes: $(for row in "${vm[@]}"; do printf '%s ' "${row%%|*}"; done)in the background (output at its end)"
+      start_background run_peer_rows "${vm[@]}"
+    fi
+    free_lane "$rest" "${free[@]}" || rc=$?
+    wait_builds || rc=$?
+    finish_background || lane_rc=$?
+    [ $rc = 0 ] || return $rc
+    [ $lane_rc = 0 ] || return $lane_rc
+  fi
+  if [ "$rest" = 1 ]; then
+    tier_molecule "" || return $?
+  fi
+  run_peer_rows "${last[@]}"
+}
+
+# tests/run peer: every tier; peer NAME: one tier; peer NAME NAME...: those tiers, as 'peer all' would run them.
+tier_peer() {
+  need_root
+  local row name known=() wanted=() which
+  for which in "${@:-all}"; do
+    [ "$which" = vm ] && which=rdma  # the tier's earlier name
+    wanted+=("$which")
+  done
+  for row in "${PEER_TIERS[@]}"; do known+=("${row%%|*}"); done
+  if [ "${wanted[*]}" = all ]; then
+    peer_all
+    return
+  fi
+  for which in "${wanted[@]}"; do
+    [[ " ${known[*]} " == *" $which "* ]] || die "unknown peer '$which' (known: ${known[*]})"
+  done
+  if [ ${#wanted[@]} -gt 1 ]; then
+    peer_all "${wanted[@]}"
+    return
+  fi
+  for row in "${PEER_TIERS[@]}"; do
+    [ "${row%%|*}" = "${wanted[0]}" ] && { run_peer_row "$row"; return; }
+  done
+}
+
+tier_all() {
+  local t0=$SECONDS
+  need_root
+  # Two lanes: what runs on the lab VMs in the background; lint, sanity, unit, build, the peer tiers without VMs, the
+  # clients and the other scenarios in the foreground; then peer check alone (peer_all).
+  LANES_STATIC=1 LANES_REST=1 peer_all || return $?
+  log "all tiers passed in $((SECONDS - t0)) s"
+}
