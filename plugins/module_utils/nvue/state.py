@@ -13,6 +13,7 @@ revision the module applies, the commands it reports and the ``--diff`` it shows
 
 from __future__ import annotations
 
+from ansible_collections.roce.fabric.plugins.module_utils.common.vlans import vlan_claims
 from ansible_collections.roce.fabric.plugins.module_utils.nvue.parsers import (
     BRIDGE,
     MTU_MAX,
@@ -23,8 +24,6 @@ from ansible_collections.roce.fabric.plugins.module_utils.nvue.parsers import (
     ROCE_MODES,
     SINGLE_IPOOL_VERSION,
     TRUST_MODES,
-    VLAN_MAX,
-    VLAN_MIN,
     NvueInputError,
     compress_ports,
     expand_port_list,
@@ -47,36 +46,15 @@ def normalize_want(params):
     def entry(port):
         return want["ports"].setdefault(port, {})
 
-    claimed = {}
-    for vlan in params.get("vlans") or []:
-        vid = vlan.get("id")
-        if not isinstance(vid, int) or not VLAN_MIN <= vid <= VLAN_MAX:
-            problems.append("VLAN %s is outside %d-%d" % (vid, VLAN_MIN, VLAN_MAX))
-            continue
-        if RESERVED_VLANS[0] <= vid <= RESERVED_VLANS[1]:
-            problems.append("VLAN %d is in %d-%d, which Cumulus Linux reserves for itself" % (vid, RESERVED_VLANS[0], RESERVED_VLANS[1]))
-            continue
-        if vid in want["vlans"]:
-            problems.append("VLAN %d is listed twice" % vid)
-            continue
-        want["vlans"].append(vid)
-        try:
-            access = expand_port_list(vlan.get("access_ports"), "VLAN %d access_ports" % vid)
-            trunk = expand_port_list(vlan.get("trunk_ports"), "VLAN %d trunk_ports" % vid)
-        except NvueInputError as exc:
-            problems.append(str(exc))
-            continue
-        for port in access:
-            if port in claimed:
-                problems.append("%s is an access port of VLAN %d and of %s" % (port, vid, claimed[port]))
-                continue
-            claimed[port] = "VLAN %d" % vid
-            entry(port)["access"] = vid
-        for port in trunk:
-            if port in claimed:
-                problems.append("%s is an access port of %s and a trunk port of VLAN %d" % (port, claimed[port], vid))
-                continue
-            entry(port).setdefault("vlans", []).append(vid)
+    vlan_problems, vlans = vlan_claims(params.get("vlans"), expand_port_list, NvueInputError, reserved=RESERVED_VLANS,
+                                       reserved_by="Cumulus Linux")
+    problems.extend(vlan_problems)
+    for vlan in vlans:
+        want["vlans"].append(vlan["id"])
+        for port in vlan["access"]:
+            entry(port)["access"] = vlan["id"]
+        for port in vlan["trunk"]:
+            entry(port).setdefault("vlans", []).append(vlan["id"])
     want["vlans"].sort()
 
     seen = set()
@@ -256,13 +234,17 @@ def commands_of(changes):
     return out
 
 
-def diff_of(want, have):
-    """Before/after of the managed items only (what the task names), for ``--diff``."""
+def diff_of(changes, want, have):
+    """Before/after for ``--diff`` of the items ``changes`` (``compare``'s result) touch, and of nothing else: the
+    diff comes from the same comparison as the commands and the PATCH, so it cannot show a change they do not make."""
+    touched = set(change["item"] for change in changes)
+    ports = set(change["path"][1] for change in changes if change["item"] == "ports")
+    classes = set(int(change["path"][4]) for change in changes if change["item"] == "ecn")
     before, after = {}, {}
     for key in ("roce_mode", "trust"):
-        if want.get(key) is not None and want[key] != have[key]:
+        if key in touched:
             before[key], after[key] = have[key], want[key]
-    if want.get("pfc") is not None:
+    if "pfc" in touched:
         now = dict(have["pfc"])
         wanted = dict(want["pfc"])
         if not wanted["priorities"]:
@@ -270,17 +252,13 @@ def diff_of(want, have):
             wanted.pop("rx")
             now.pop("tx", None)
             now.pop("rx", None)
-        if now != wanted:
-            before["pfc"], after["pfc"] = now, wanted
-    for tc, wanted in want["ecn"].items():
-        now = have["ecn"].get(tc)
-        if now != wanted:
-            before.setdefault("ecn", {})[tc] = now
-            after.setdefault("ecn", {})[tc] = wanted
-    missing = [v for v in want["vlans"] if v not in have["vlans"]]
-    if missing:
+        before["pfc"], after["pfc"] = now, wanted
+    for tc in sorted(classes):
+        before.setdefault("ecn", {})[tc] = have["ecn"].get(tc)
+        after.setdefault("ecn", {})[tc] = want["ecn"][tc]
+    if "vlans" in touched:
         before["vlans"], after["vlans"] = have["vlans"], sorted(set(have["vlans"]) | set(want["vlans"]))
-    for port in sort_ports(want["ports"]):
+    for port in sort_ports(ports):
         wanted = want["ports"][port]
         now = have["ports"].get(port) or {}
         b = dict((k, now.get(k)) for k in wanted if k != "vlans")
@@ -288,9 +266,8 @@ def diff_of(want, have):
         if "vlans" in wanted:
             b["vlans"] = now.get("vlans", [])
             a["vlans"] = sorted(set(now.get("vlans", [])) | set(wanted["vlans"]))
-        if a != b:
-            before.setdefault("ports", {})[port] = b
-            after.setdefault("ports", {})[port] = a
+        before.setdefault("ports", {})[port] = b
+        after.setdefault("ports", {})[port] = a
     return before, after
 
 
@@ -371,7 +348,7 @@ def applied(want, have):
 
 def plan(want, have):
     changes = compare(want, have)
-    before, after = diff_of(want, have)
+    before, after = diff_of(changes, want, have)
     toggled, switch_wide = disruptions(changes, have)
     ports = sort_ports(want["ports"])
     return dict(changes=changes, patch=patch_document(changes), commands=commands_of(changes),

@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import re
 
+from ansible_collections.roce.fabric.plugins.module_utils.common.vlans import vlan_claims
 from ansible_collections.roce.fabric.plugins.module_utils.onyx.parsers import (
     MTU_MAX,
     MTU_MIN,
     ROCE_MODES,
     TRUST_MODES,
-    VLAN_MAX,
-    VLAN_MIN,
     OnyxInputError,
     compress_ports,
     empty_port_state,
@@ -53,35 +52,19 @@ def normalize_want(params):
     def port_entry(port):
         return want["ports"].setdefault(port, {})
 
-    claimed = {}
-    for vlan in params.get("vlans") or []:
-        vid = vlan.get("id")
-        if not isinstance(vid, int) or not VLAN_MIN <= vid <= VLAN_MAX:
-            problems.append("VLAN %s is outside %d-%d" % (vid, VLAN_MIN, VLAN_MAX))
-            continue
-        name = vlan.get("name")
+    vlan_problems, vlans = vlan_claims(params.get("vlans"), expand_port_list, OnyxInputError)
+    problems.extend(vlan_problems)
+    for vlan in vlans:
+        vid, name = vlan["id"], vlan["name"]
         if name is not None and not VLAN_NAME_RE.match(str(name)):
             problems.append("VLAN %d name %r is not 1 to 32 letters, digits, '_', '.' or '-'" % (vid, name))
             continue
         want["vlans"][vid] = dict(name=name)
-        try:
-            access = expand_port_list(vlan.get("access_ports") or [], "the access ports of VLAN %d" % vid)
-            trunk = expand_port_list(vlan.get("trunk_ports") or [], "the trunk ports of VLAN %d" % vid)
-        except OnyxInputError as exc:
-            problems.append(str(exc))
-            continue
-        for port in access:
-            if port in claimed:
-                problems.append("port %s is an access port of VLAN %d and of VLAN %d" % (port, claimed[port], vid))
-                continue
-            claimed[port] = vid
+        for port in vlan["access"]:
             entry = port_entry(port)
             entry["switchport_mode"] = "access"
             entry["access_vlan"] = vid
-        for port in trunk:
-            if port in claimed:
-                problems.append("port %s is an access port of VLAN %d and cannot be a trunk port of VLAN %d" % (port, claimed[port], vid))
-                continue
+        for port in vlan["trunk"]:
             entry = port_entry(port)
             entry["switchport_mode"] = "trunk"
             entry.setdefault("allowed_vlans", set()).add(vid)

@@ -120,6 +120,24 @@ def test_after_the_patch_nothing_differs():
     assert state.converged(want, parsers.parse_config(config))
 
 
+def test_the_diff_names_exactly_the_items_the_commands_change():
+    """The --diff comes from compare's changes: every item and port it shows has a command, and every command's item
+    and port is in it."""
+    config = real_config()
+    want = state.normalize_want(FULL)
+    planned = state.plan(want, parsers.parse_config(config))
+    items = set(change["item"] for change in planned["changes"])
+    assert set(planned["diff"]["before"]) == set(planned["diff"]["after"]) == items
+    ports = set(change["path"][1] for change in planned["changes"] if change["item"] == "ports")
+    assert set(planned["diff"]["after"]["ports"]) == ports
+    classes = set(int(change["path"][4]) for change in planned["changes"] if change["item"] == "ecn")
+    assert set(planned["diff"]["after"]["ecn"]) == classes
+    # Half applied (the PATCH's RoCE part only): what is left, and nothing more, is in both.
+    apply_patch(config, {"qos": planned["patch"]["qos"]})
+    left = state.plan(want, parsers.parse_config(config))
+    assert set(left["diff"]["after"]) == set(change["item"] for change in left["changes"]) == {"vlans", "ports"}
+
+
 def test_disable_unsets_roce_and_pfc_priorities_not_listed_are_unset():
     config = real_config()
     config["qos"]["roce"] = {"enable": "on", "mode": "lossy"}
