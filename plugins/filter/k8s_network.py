@@ -16,6 +16,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.k8s.network import (
     nodes_missing_resources,
     object_errors,
     pending_objects,
+    send_lists,
 )
 
 
@@ -72,6 +73,15 @@ def k8s_apply_outcome(sent, answer):
     return apply_outcome(sent, answer)
 
 
+def k8s_send_lists(pending, builtins, customs, existing=None, check_mode=False):
+    for name, value in (("pending", pending), ("builtins", builtins), ("customs", customs)):
+        if not isinstance(value, list):
+            raise AnsibleFilterError("k8s_send_lists: %s must be a list of objects" % name)
+    if existing is not None and not isinstance(existing, dict):
+        raise AnsibleFilterError("k8s_send_lists: existing must be the registered read of CRDs and Namespaces")
+    return send_lists(pending, builtins, customs, existing=existing, check_mode=bool(check_mode))
+
+
 class FilterModule:
 
     def filters(self):
@@ -84,4 +94,5 @@ class FilterModule:
             "k8s_access_reviews": k8s_access_reviews,
             "k8s_access_denied": k8s_access_denied,
             "k8s_apply_outcome": k8s_apply_outcome,
+            "k8s_send_lists": k8s_send_lists,
         }

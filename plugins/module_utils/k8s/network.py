@@ -525,3 +525,33 @@ def apply_outcome(sent, answer):
         else:
             out["unchanged"].append(name)
     return out
+
+
+def send_lists(pending, builtins, customs, existing=None, check_mode=False):
+    """The objects to send, sorted into the three applies: ``crds`` (first, waited for until Established),
+    ``builtins`` (the node components) and ``customs`` (the networks and other custom resources), and ``waiting``
+    (names of objects check mode cannot dry-run).
+
+    ``pending``: the objects that differ from the cluster's copies (``pending_objects``); ``builtins`` and
+    ``customs``: the role's two groups they come from; ``existing``: the registered loop that read the cluster's
+    CustomResourceDefinitions and Namespaces (check mode). A real run sends every pending object. Check mode sends
+    each as a server-side dry run, so the server validates it; one whose namespace, or whose API group's CRD, does
+    not exist yet cannot be dry-run and waits for them."""
+    crds = [obj for obj in pending if obj.get("kind") == "CustomResourceDefinition"]
+    pending_builtins = [obj for obj in pending if obj in builtins]
+    pending_customs = [obj for obj in pending if obj in customs]
+    if check_mode:
+        results = (existing or {}).get("results") or [{}, {}]
+        groups = set((crd.get("spec") or {}).get("group") for crd in (results[0] or {}).get("resources") or [])
+        namespaces = set((ns.get("metadata") or {}).get("name") for ns in (results[1] or {}).get("resources") or [])
+
+        def namespace_exists(obj):
+            namespace = (obj.get("metadata") or {}).get("namespace")
+            return namespace is None or namespace in namespaces
+
+        pending_builtins = [obj for obj in pending_builtins if namespace_exists(obj)]
+        pending_customs = [obj for obj in pending_customs if (obj.get("metadata") or {}).get("namespace") in namespaces
+                           and (obj.get("apiVersion") or "").split("/")[0] in groups and "/" in (obj.get("apiVersion") or "")]
+    sent = crds + pending_builtins + pending_customs
+    waiting = [(obj.get("metadata") or {}).get("name") for obj in pending if obj not in sent]
+    return {"crds": crds, "builtins": pending_builtins, "customs": pending_customs, "waiting": waiting}

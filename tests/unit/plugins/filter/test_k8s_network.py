@@ -22,7 +22,7 @@ FILTERS = FilterModule().filters()
 
 def test_filters_are_registered():
     assert sorted(FILTERS) == ["k8s_access_denied", "k8s_access_reviews", "k8s_apply_outcome", "k8s_bad_resource_names", "k8s_network_input_errors",
-                               "k8s_network_object_errors", "k8s_network_pending", "k8s_nodes_missing_resources"]
+                               "k8s_network_object_errors", "k8s_network_pending", "k8s_nodes_missing_resources", "k8s_send_lists"]
 
 
 def test_input_errors_filter():
@@ -172,3 +172,35 @@ def test_apply_outcome_names_applied_unchanged_and_refused_with_the_server_s_wor
     assert single == {"applied": [], "unchanged": ["ConfigMap kube-system/cm"], "refused": []}
     with pytest.raises(AnsibleFilterError):
         FILTERS["k8s_apply_outcome"]({}, {})
+
+
+def _obj(kind, name, api="v1", namespace=None):
+    metadata = {"name": name}
+    if namespace is not None:
+        metadata["namespace"] = namespace
+    return {"apiVersion": api, "kind": kind, "metadata": metadata}
+
+
+def test_send_lists_sort_the_three_applies_and_check_mode_waits_for_what_does_not_exist():
+    crd = _obj("CustomResourceDefinition", "network-attachment-definitions.k8s.cni.cncf.io", "apiextensions.k8s.io/v1")
+    role = _obj("ClusterRole", "sriov-device-plugin", "rbac.authorization.k8s.io/v1")
+    ds = _obj("DaemonSet", "kube-sriov-device-plugin", "apps/v1", "kube-system")
+    in_new_ns = _obj("ServiceAccount", "mpi-operator", namespace="mpi-operator")
+    nad = _obj("NetworkAttachmentDefinition", "sriov-111", "k8s.cni.cncf.io/v1", "default")
+    job_ns_nad = _obj("NetworkAttachmentDefinition", "sriov-112", "k8s.cni.cncf.io/v1", "jobs")
+    builtins, customs = [role, ds, in_new_ns], [nad, job_ns_nad]
+    pending = [crd, role, ds, in_new_ns, nad, job_ns_nad]
+    send = FILTERS["k8s_send_lists"]
+    real = send(pending, builtins, customs, {}, False)
+    assert real == {"crds": [crd], "builtins": [role, ds, in_new_ns], "customs": [nad, job_ns_nad], "waiting": []}
+    # k8s_info's answers (resources: the objects as the API returns them): no NAD CRD yet, namespaces default and
+    # kube-system only.
+    existing = {"results": [{"resources": [{"spec": {"group": "sriovnetwork.openshift.io"}}]},
+                            {"resources": [{"metadata": {"name": "default"}}, {"metadata": {"name": "kube-system"}}]}]}
+    checked = send(pending, builtins, customs, existing, True)
+    assert checked["builtins"] == [role, ds] and checked["customs"] == []
+    assert checked["waiting"] == ["mpi-operator", "sriov-111", "sriov-112"]
+    existing["results"][0]["resources"].append({"spec": {"group": "k8s.cni.cncf.io"}})
+    assert send(pending, builtins, customs, existing, True)["customs"] == [nad]
+    with pytest.raises(AnsibleFilterError):
+        send({}, builtins, customs)
