@@ -19,6 +19,8 @@ import html
 import json
 import math
 
+from ansible_collections.roce.fabric.plugins.module_utils.validate.schedule import circle_rounds
+
 PAIR_TOOLS = ("rping", "ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_read_lat", "ib_send_lat")
 LAT_TOOLS = ("ib_write_lat", "ib_read_lat", "ib_send_lat")
 
@@ -76,8 +78,21 @@ def plan(hosts, tests, pairs=None, port_base=18515, bw_fraction=0.9, min_bw_gbps
             port += 1
     rounds = []
     busy = []
+    if not pairs:
+        # The full matrix: the circle method's rounds (N-1 for even N, N for odd), each tool of a pair in a round of
+        # its own, so no NIC is in two tests at once.
+        circle = dict((pair, number) for number, rnd in enumerate(circle_rounds(usable)) for pair in rnd)
+        slots = {}
+        for test in planned:
+            if test["status"] != "planned":
+                continue
+            slots.setdefault(circle[(test["server"], test["client"])] * len(tests) + tests.index(test["tool"]), []).append(test)
+        for slot in sorted(slots):
+            rounds.append([test["id"] for test in slots[slot]])
+            for test in slots[slot]:
+                test["round"] = len(rounds) - 1
     for test in planned:
-        if test["status"] != "planned":
+        if test["status"] != "planned" or test["round"] is not None:
             continue
         for index, used in enumerate(busy):
             if test["server"] not in used and test["client"] not in used:

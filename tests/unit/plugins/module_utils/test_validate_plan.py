@@ -31,6 +31,20 @@ def test_full_matrix_of_four_hosts_runs_in_three_rounds():
     assert result["tests"][0]["server_address"] == "10.0.0.1"
 
 
+def test_six_hosts_run_in_five_rounds_and_each_tool_of_a_pair_in_its_own():
+    """The circle method: N-1 rounds for even N (first-fit took 7 for six hosts), every round's pairs disjoint."""
+    hosts = dict(("n%d" % i, host("10.0.0.%d" % i)) for i in range(1, 7))
+    result = va.plan(hosts, ["ib_write_bw"])
+    assert [len(r) for r in result["rounds"]] == [3] * 5
+    both = va.plan(hosts, ["rping", "ib_write_bw"])
+    assert len(both["rounds"]) == 10
+    by_id = dict((t["id"], t) for t in both["tests"])
+    for ids in both["rounds"]:
+        members = [h for i in ids for h in (by_id[i]["server"], by_id[i]["client"])]
+        assert len(members) == len(set(members))
+        assert len(set(by_id[i]["tool"] for i in ids)) == 1
+
+
 def test_odd_host_count_and_several_tools():
     hosts = dict(("n%d" % i, host("10.0.0.%d" % i)) for i in range(1, 4))
     result = va.plan(hosts, ["rping", "ib_write_bw"])
