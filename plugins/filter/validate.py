@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
+from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.roce.fabric.plugins.module_utils.validate.checks import discovery_check as _discovery_check
 from ansible_collections.roce.fabric.plugins.module_utils.validate.gpu import health_check
@@ -27,6 +28,16 @@ def mpi_addresses(hosts, hostvars):
     for host in hosts or []:
         facts = ((hostvars[host].get("ansible_facts") or {}).get("roce_rdma") or {}) if host in hostvars else {}
         out.append(next((port.get("ipv4") for port in facts.get("ports") or [] if port.get("ipv4")), ""))
+    return out
+
+
+def switch_checks(hosts, hostvars):
+    """{switch: its "qos switch" record} for the switches of ``hosts`` that playbooks/validate.yml's first play read
+    (roce.fabric.roce_switch, tasks_from verify, sets roce_switch_check); the others are left out."""
+    out = {}
+    for host in hosts or []:
+        if host in hostvars and "roce_switch_check" in hostvars[host]:
+            out[host] = hostvars[host]["roce_switch_check"]
     return out
 
 
@@ -62,7 +73,10 @@ def discovery_check(facts, require_rdma=True, check_mode=False):
     """The discovery check record of a host's roce.fabric.rdma_facts (module_utils/validate/checks.py)."""
     if not isinstance(facts, dict):
         raise AnsibleFilterError("discovery_check expects the roce_rdma facts (a dict), got %s" % type(facts).__name__)
-    return _discovery_check(facts, require_rdma=bool(require_rdma), check_mode=bool(check_mode))
+    try:
+        return _discovery_check(facts, require_rdma=boolean(require_rdma), check_mode=boolean(check_mode))
+    except TypeError as exc:
+        raise AnsibleFilterError("discovery_check: %s" % exc)
 
 
 def gpu_health_check(run, h2d_min_gbps, command=None):
@@ -76,5 +90,5 @@ class FilterModule:
 
     def filters(self):
         return {"mpi_key_options": mpi_key_options, "mpi_key_options_all": mpi_key_options_all,
-                "mpi_addresses": mpi_addresses, "mpi_known_hosts": mpi_known_hosts,
+                "mpi_addresses": mpi_addresses, "mpi_known_hosts": mpi_known_hosts, "switch_checks": switch_checks,
                 "gpu_health_check": gpu_health_check, "discovery_check": discovery_check}

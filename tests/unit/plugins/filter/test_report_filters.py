@@ -65,3 +65,12 @@ def test_mpi_known_hosts_are_names_and_roce_addresses_once():
                                                                     {"ipv4": "10.78.0.1"}]}}},
                 "node2": {"ansible_facts": {"roce_rdma": {"ports": [{"ipv4": "10.78.0.2"}]}}}}
     assert mpi_known_hosts(["node1", "node2", "node3"], hostvars) == ["node1", "10.78.0.1", "node2", "10.78.0.2", "node3"]
+
+
+def test_switch_checks_leave_out_the_switches_that_were_not_read():
+    from ansible_collections.roce.fabric.plugins.filter.validate import switch_checks  # pylint: disable=import-outside-toplevel
+
+    record = {"name": "qos switch", "status": "passed", "msg": "sw1 agrees with the contract", "command": "x"}
+    hostvars = {"sw1": {"roce_switch_check": record}, "sw2": {"ansible_host": "192.0.2.2"}}
+    assert switch_checks(["sw1", "sw2", "sw3"], hostvars) == {"sw1": record}
+    assert switch_checks([], hostvars) == {}

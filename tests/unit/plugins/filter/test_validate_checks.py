@@ -57,9 +57,12 @@ def test_no_port_fails_only_when_required_and_never_in_check_mode(bare_facts, re
     assert check["msg"].startswith("check mode: no active RDMA port yet") == check_mode
 
 
-def test_the_filter_refuses_what_is_not_facts():
+def test_the_filter_refuses_what_is_not_facts_and_reads_booleans_as_ansible_does(bare_facts):
     with pytest.raises(AnsibleFilterError, match="roce_rdma facts"):
         discovery_filter(None)
+    # -e validate_require_rdma=false arrives as a string.
+    assert discovery_filter(bare_facts, "false", False)["status"] == "skipped"
+    assert discovery_filter(bare_facts, "yes", "no")["status"] == "failed"
 
 
 @pytest.mark.parametrize("statuses,verdict", [([], "skipped"), (["skipped"], "skipped"), (["passed", "skipped"], "passed"),
