@@ -68,7 +68,12 @@ class Lab(object):
         self.labctl("reset", *hosts)
 
     def exec(self, host, argv, **kwargs):
-        """Run ``argv`` inside a lab host; a CompletedProcess (text, output captured unless told otherwise)."""
+        """Run ``argv`` inside a lab host; a CompletedProcess (text, output captured unless told otherwise).
+
+        Bounded (``timeout``, default ``ROCE_LAB_EXEC_TIMEOUT`` or 600 s): a command the guest never finishes (an
+        ``rdma link delete`` waiting on a queue pair a failed test left open) fails the test with TimeoutExpired
+        instead of holding the suite until CI's limit."""
+        kwargs.setdefault("timeout", int(os.environ.get("ROCE_LAB_EXEC_TIMEOUT", "600")))
         kwargs.setdefault("capture_output", True)
         kwargs.setdefault("text", True)
         check = kwargs.pop("check", False)

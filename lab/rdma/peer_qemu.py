@@ -101,6 +101,11 @@ GUEST_MASKED = ["apt-daily.timer", "apt-daily-upgrade.timer", "e2scrub_all.timer
 MGMT_GUEST_ADDRESS = "10.0.2.15/24"
 
 
+def guest_cpu():
+    """The CPU model the VMs emulate (``ROCE_LAB_VM_CPU``, default ``max``). It is part of the snapshot's key."""
+    return os.environ.get("ROCE_LAB_VM_CPU") or "max"
+
+
 def cache_root():
     base = os.environ.get("ROCE_FABRIC_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "roce-fabric")
@@ -324,7 +329,7 @@ class QemuVm(Peer):
         append = ["root=/dev/vda", "rw", "console=ttyS0", "quiet", "mitigations=off", "systemd.hostname=%s" % self.name,
                   "roce_lab.key=%s" % base64.b64encode(pubkey.encode()).decode(),
                   "roce_lab.mgmt=%s,%s" % (_mac(self.port), MGMT_GUEST_ADDRESS)]
-        argv = ["qemu-system-x86_64", "-name", self.name, "-machine", "q35", "-accel", "tcg", "-cpu", "max",
+        argv = ["qemu-system-x86_64", "-name", self.name, "-machine", "q35", "-accel", "tcg", "-cpu", guest_cpu(),
                 "-smp", str(self.cpus), "-m", str(self.memory), "-nodefaults", "-no-user-config", "-display", "none",
                 "-kernel", os.path.join(image, "vmlinuz"), "-initrd", os.path.join(image, "initrd.img"),
                 "-drive", "file=%s,if=virtio,format=qcow2,cache=unsafe" % self.path("disk.qcow2"),
