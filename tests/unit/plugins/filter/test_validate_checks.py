@@ -86,6 +86,8 @@ def test_the_report_judges_hosts_adds_switches_and_names_what_failed(tmp_path, l
     args = dict(mode="write", plan=plan, dest=str(tmp_path / "report"), results=[],
                 host_checks={"node1": [checks.discovery_check(lab_vm_facts)], "node2": [checks.discovery_check(bare_facts)]},
                 switches={"sw1": switch, "sw2": None}, generated={"time": "2026-11-27T21:00:00Z", "inventory": "lab"})
+    # node2's Soft-RoCE link deleted (no RDMA device): the full matrix has no pair to test, node2 is named.
+    assert plan["tests"] == [] and plan["hosts_without_rdma"] == ["node2"]
     result = run_module(validation_report.main, args)
     hosts = result["report"]["hosts"]
     assert hosts["node1"]["status"] == "passed" and hosts["node2"]["status"] == "failed"
