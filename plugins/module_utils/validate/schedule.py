@@ -167,14 +167,14 @@ def outliers(results, higher_is_better=True, bw_fraction=0.93, lat_factor=2.1, m
             if floor is not None and value < floor:
                 reasons.append("%.4g is below the floor %.4g" % (value, floor))
             if base["mad"] and value < base["median"] - mad_k * base["mad"]:
-                reasons.append("%.4g is %.1f MADs under the median %.4g" % (value, (base["median"] - value) / base["mad"],
-                                                                           base["median"]))
+                distance = (base["median"] - value) / base["mad"]
+                reasons.append("%.4g is %.1f MADs under the median %.4g" % (value, distance, base["median"]))
         else:
             if value > lat_factor * base["best_low"]:
                 reasons.append("%.4g is above %.1fx the best %.4g" % (value, lat_factor, base["best_low"]))
             if base["mad"] and value > base["median"] + mad_k * base["mad"]:
-                reasons.append("%.4g is %.1f MADs over the median %.4g" % (value, (value - base["median"]) / base["mad"],
-                                                                          base["median"]))
+                distance = (value - base["median"]) / base["mad"]
+                reasons.append("%.4g is %.1f MADs over the median %.4g" % (value, distance, base["median"]))
         if reasons:
             found[key] = "; ".join(reasons)
     return found
