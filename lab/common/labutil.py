@@ -78,6 +78,32 @@ def kill_netns_processes(netns, grace=5):
             time.sleep(0.1)
 
 
+NETNS_DIR = "/run/netns"
+
+
+def remove_netns(netns, links=()):
+    """Remove a lab namespace, whatever is left of it: its processes, its mount, and the plain file that a killed lab
+    leaves where /run outlives the mounts (a disk image taken of a running machine); then the host ends of
+    ``links`` (veth pairs), which the kernel otherwise removes only some time after the namespace."""
+    path = os.path.join(NETNS_DIR, netns)
+    if os.path.lexists(path):
+        kill_netns_processes(netns)
+        quiet(["ip", "netns", "del", netns])
+        if os.path.lexists(path):
+            os.unlink(path)
+    for link in links:
+        quiet(["ip", "link", "del", link])
+
+
+def add_netns(netns, links=()):
+    """A new, empty namespace of that name: what an earlier lab left under the name is removed first (a namespace
+    without processes, or its bare file), so that a lab killed half-way never blocks the next start."""
+    remove_netns(netns, links)
+    result = subprocess.run(["ip", "netns", "add", netns], check=False, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SystemExit("lab: ip netns add %s failed: %s" % (netns, result.stderr.strip()))
+
+
 def stop_process(pid_of, grace=5):
     """Stop the process that pid_of() names: SIGTERM, then SIGKILL after grace seconds."""
     pid = pid_of()

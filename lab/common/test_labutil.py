@@ -1,4 +1,5 @@
-"""The lab's process helpers: a peer that has ended but is not reaped yet counts as stopped."""
+"""The lab's process helpers: a peer that has ended but is not reaped yet counts as stopped; a namespace that a killed
+lab left behind does not block the next start."""
 
 import os
 import subprocess
@@ -7,7 +8,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from labutil import live_pid, stop_process, zombie  # noqa: E402  pylint: disable=wrong-import-position
+import pytest  # noqa: E402  pylint: disable=wrong-import-position
+
+from labutil import NETNS_DIR, add_netns, live_pid, remove_netns, stop_process, zombie  # noqa: E402  pylint: disable=wrong-import-position
 
 
 def test_an_ended_process_not_yet_reaped_is_not_running(tmp_path):
@@ -24,3 +27,33 @@ def test_an_ended_process_not_yet_reaped_is_not_running(tmp_path):
     assert time.time() - started < 2
     proc.wait()
     assert not zombie(proc.pid) and live_pid(str(pid_file)) is None
+
+
+def ip_ok(*argv):
+    return subprocess.run(["ip"] + list(argv), capture_output=True, check=False).returncode == 0
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
+def test_a_namespace_left_by_a_killed_lab_does_not_block_the_next_start():
+    name = "rfab-t%d" % os.getpid()
+    link = ("rft%d" % os.getpid())[:14]
+    path = os.path.join(NETNS_DIR, name)
+    try:
+        # Left mounted with no process in it and its veth still there: labctl was killed between start and stop.
+        assert ip_ok("netns", "add", name)
+        assert ip_ok("link", "add", link, "type", "veth", "peer", "name", "eth0", "netns", name)
+        assert not ip_ok("netns", "add", name)  # what the next start met
+        add_netns(name, [link])
+        assert ip_ok("netns", "exec", name, "true") and not ip_ok("link", "show", link)
+        assert ip_ok("link", "add", link, "type", "veth", "peer", "name", "eth0", "netns", name)
+        # Only the file left: /run kept on a disk image taken while the lab ran, the mount gone with the machine.
+        remove_netns(name, [link])
+        assert not os.path.lexists(path) and not ip_ok("link", "show", link)
+        with open(path, "w"):
+            pass
+        assert not ip_ok("netns", "add", name)
+        add_netns(name)
+        assert ip_ok("netns", "exec", name, "true")
+    finally:
+        remove_netns(name, [link])
+    assert not os.path.lexists(path)

@@ -25,7 +25,7 @@ ESXCLI_SIM = os.path.join(HERE, "esxcli_sim.py")
 sys.path.insert(0, HERE)
 import esxcli_sim  # noqa: E402  (the stand-in's own initial state)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
-from labutil import kill_netns_processes, netns_pids, ssh_banner, wait_for  # noqa: E402
+from labutil import add_netns, netns_pids, remove_netns, ssh_banner, wait_for  # noqa: E402
 from peer import Peer  # noqa: E402  pylint: disable=wrong-import-position
 
 
@@ -57,10 +57,7 @@ class EsxiShell(Peer):
         return bool(self.pids()) and ssh_banner(self.address)
 
     def stop(self):
-        kill_netns_processes(self.netns)
-        if subprocess.run(["ip", "netns", "pids", self.netns], capture_output=True, check=False).returncode == 0:
-            _run(["ip", "netns", "del", self.netns])
-        _run(["ip", "link", "del", self.veth], check=False)
+        remove_netns(self.netns, [self.veth])
 
     def write_state(self):
         os.makedirs(self.dir, exist_ok=True)
@@ -118,7 +115,7 @@ class EsxiShell(Peer):
         work = os.path.join(self.dir, "work")
         shutil.rmtree(work, ignore_errors=True)
         os.makedirs(work)
-        _run(["ip", "netns", "add", self.netns])
+        add_netns(self.netns, [self.veth])
         _run(["ip", "link", "add", self.veth, "type", "veth", "peer", "name", "eth0", "netns", self.netns])
         _run(["ip", "addr", "add", self.gateway + "/24", "dev", self.veth])
         _run(["ip", "link", "set", self.veth, "up"])

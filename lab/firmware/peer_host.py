@@ -16,7 +16,7 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
-from labutil import kill_netns_processes, netns_pids, quiet, run, ssh_banner, wait_for  # noqa: E402  pylint: disable=wrong-import-position
+from labutil import add_netns, netns_pids, quiet, remove_netns, run, ssh_banner, wait_for  # noqa: E402  pylint: disable=wrong-import-position
 from peer import Peer, read_jsonl  # noqa: E402  pylint: disable=wrong-import-position
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -57,12 +57,9 @@ class NetnsHost(Peer):
         return netns_pids(self.netns)
 
     def stop(self):
-        kill_netns_processes(self.netns)
-        if quiet(["ip", "netns", "pids", self.netns]) == 0:
-            run(["ip", "netns", "del", self.netns])
         # Deleting the namespace takes its end of the veth pair, and the kernel removes this end
-        # soon after; remove it now if it is still there.
-        quiet(["ip", "link", "del", self.veth_host])
+        # soon after; remove_netns removes it now if it is still there.
+        remove_netns(self.netns, [self.veth_host])
 
     # --- building the host's view of the machine ---------------------------------------------------
 
@@ -272,7 +269,7 @@ class NetnsHost(Peer):
             json.dump(dict(name=self.name, fwsim=FWSIM, qossim=QOSSIM if self.qos_tools else None,
                            reboot_delay=1.0, boot_delay=1.0), handle)
 
-        run(["ip", "netns", "add", self.netns])
+        add_netns(self.netns, [self.veth_host])
         run(["ip", "link", "add", self.veth_host, "type", "veth", "peer", "name", self.veth_ns])
         run(["ip", "link", "set", self.veth_host, "master", self.lab.bridge, "up"])
         run(["ip", "link", "set", self.veth_ns, "netns", self.netns])

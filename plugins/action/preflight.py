@@ -116,7 +116,8 @@ class ActionModule(ActionBase):
 
         result["changed"] = False
         result["hosts"] = results
-        result["stages"] = dict((stage, sorted(h for h, s in host_stages.items() if stage in s)) for stage in stages)
+        # A stage switched off on a host (preflight.STAGE_SWITCHES) is not listed for it.
+        result["stages"] = dict((stage, sorted(h for h, r in results.items() if stage in r["stages"])) for stage in stages)
         result["msg"] = preflight.report(results, strict=strict)
         result["warnings"] = ["%s: %s" % (host, message) for host, r in sorted(results.items())
                               for message in r["warnings"]]

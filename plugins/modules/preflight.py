@@ -92,7 +92,10 @@ EXAMPLES = r"""
 
 RETURN = r"""
 hosts:
-  description: Per host, the stages it is in, its errors and its warnings.
+  description:
+    - Per host, the stages it is in, its errors and its warnings.
+    - A stage switched off on the host is not judged and not listed (C(validate_switches) with
+      C(roce_validate_switches=false)).
   returned: always
   type: dict
   sample:
@@ -101,7 +104,7 @@ hosts:
       errors: ["role nic_firmware: nic_firmware_settings must be of type dict"]
       warnings: ["nic_firmware_setings is not a variable of roce.fabric; did you mean nic_firmware_settings?"]
 stages:
-  description: Per stage, the hosts checked.
+  description: Per stage, the hosts checked (those where it is switched off left out).
   returned: always
   type: dict
   sample: {switch: [leaf01, leaf02], host: [gpu01, gpu02]}

@@ -111,6 +111,11 @@ STAGES = {
 }
 
 # What each playbook runs, for its preflight; roce.yml's is the union of its stages.
+# A whole stage left out on a host by a variable (the play's own ``when:``): (variable, its default).
+STAGE_SWITCHES = {
+    "validate_switches": ("roce_validate_switches", True),
+}
+
 PLAYBOOK_STAGES = {
     "switch": ["switch"],
     "host": ["host"],
@@ -297,6 +302,20 @@ def template_error(name, exc):
     return text
 
 
+def stage_runs(stage, values_for):
+    """Whether the stage's play runs on the host at all (``STAGE_SWITCHES``): a stage switched off, such as the
+    switches' read before validation with roce_validate_switches false, is not judged there (its known_hosts file
+    may not exist). A value that cannot be templated counts as on: the stage's own findings then say why."""
+    name, default = STAGE_SWITCHES.get(stage, (None, True))
+    if name is None:
+        return True
+    role, entry, _runs = STAGES[stage][2][0]
+    value = values_for(role, entry, [name]).get(name)
+    if isinstance(value, Exception):
+        return True
+    return _true(value, default)
+
+
 def check_host(host, stages, values_for, specs, inventory_names, extra_names, known, ignore, strict,
                contract_mode, switch_os, validate, file_exists=None):
     """Every finding for one host: ``values_for(role, entry, names)`` gives the templated values of ``names``
@@ -304,6 +323,7 @@ def check_host(host, stages, values_for, specs, inventory_names, extra_names, kn
     errors, warnings = [], []
     seen_roles = set()
     stage_values = {}
+    stages = [stage for stage in stages if stage_runs(stage, values_for)]
     for stage in stages:
         for role, entry, runs in STAGES[stage][2]:
             options = ((specs.get(role) or {}).get(entry) or {}).get("options") or {}

@@ -111,6 +111,19 @@ def test_a_switch_without_its_os_is_an_error_and_a_missing_known_hosts_file_too(
     assert check(["switch"], {"ansible_network_os": "nvue", "nvue_known_hosts_file": "/x"})["errors"] == []
 
 
+def test_the_switches_read_switched_off_is_not_judged():
+    # playbooks/validate.yml reads the switches only with roce_validate_switches true (the default): switched off,
+    # by -e or in the inventory, a known_hosts file that is not there is no error.
+    switch = {"ansible_network_os": "onyx", "onyx_known_hosts_file": "/site/known_hosts", "ansible_host": "192.0.2.11"}
+    assert any(e.startswith("onyx_known_hosts_file /site/known_hosts does not exist")
+               for e in check(["validate_switches"], switch)["errors"])
+    assert check(["validate_switches"], switch, extra={"roce_validate_switches": "false"})["errors"] == []
+    assert check(["validate_switches"], dict(switch, roce_validate_switches=False))["stages"] == []
+    assert check(["validate_switches"], dict(switch, roce_validate_switches=True))["errors"]
+    # The switch stage of roce.yml configures the switch whatever the read before validation does.
+    assert check(["switch", "validate_switches"], switch, extra={"roce_validate_switches": False})["errors"]
+
+
 def test_a_lossless_contract_without_host_nics_is_a_warning_and_auto_is_not():
     found = check(["host"], {"rdma_host_driver": "inbox"})
     assert len(found["warnings"]) == 1 and "nic_qos_interfaces names no NIC" in found["warnings"][0]
