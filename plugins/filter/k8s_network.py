@@ -6,17 +6,22 @@
 from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
+from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.roce.fabric.plugins.module_utils.k8s.network import (
     access_denied,
     access_reviews,
     apply_outcome,
     bad_resource_names,
+    dhcp_needed,
     input_errors,
+    node_resources,
     nodes_missing_resources,
     object_errors,
     pending_objects,
+    removal,
     send_lists,
+    sort_objects,
 )
 
 
@@ -82,6 +87,32 @@ def k8s_send_lists(pending, builtins, customs, existing=None, check_mode=False):
     return send_lists(pending, builtins, customs, existing=existing, check_mode=bool(check_mode))
 
 
+def _inputs(inputs, name):
+    if not isinstance(inputs, dict):
+        raise AnsibleFilterError("%s expects the role's inputs (a dict), got %s" % (name, type(inputs).__name__))
+    return inputs
+
+
+def k8s_network_sort(objects, drop_kinds=None):
+    if not isinstance(objects, list):
+        raise AnsibleFilterError("k8s_network_sort expects the rendered objects (a list), got %s" % type(objects).__name__)
+    return sort_objects(objects, drop_kinds or [])
+
+
+def k8s_network_node_resources(inputs, shared_prefix, check_resources=None):
+    return node_resources(_inputs(inputs, "k8s_network_node_resources"), shared_prefix, check_resources or [])
+
+
+def k8s_network_dhcp(inputs, daemon=False):
+    return dhcp_needed(_inputs(inputs, "k8s_network_dhcp"), boolean(daemon, strict=False))
+
+
+def k8s_network_removal(sorted_objects, present, remove_crds=False):
+    if not isinstance(sorted_objects, dict):
+        raise AnsibleFilterError("k8s_network_removal expects k8s_network_sort's result, got %s" % type(sorted_objects).__name__)
+    return removal(sorted_objects, present if isinstance(present, list) else [], boolean(remove_crds, strict=False))
+
+
 class FilterModule:
 
     def filters(self):
@@ -95,4 +126,8 @@ class FilterModule:
             "k8s_access_denied": k8s_access_denied,
             "k8s_apply_outcome": k8s_apply_outcome,
             "k8s_send_lists": k8s_send_lists,
+            "k8s_network_sort": k8s_network_sort,
+            "k8s_network_node_resources": k8s_network_node_resources,
+            "k8s_network_dhcp": k8s_network_dhcp,
+            "k8s_network_removal": k8s_network_removal,
         }

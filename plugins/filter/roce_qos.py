@@ -98,8 +98,11 @@ def roce_qos_traffic_checks(before, after, contract, captures=None, min_share=0.
                           capture_results=capture_results, min_share=float(min_share), min_bytes=int(min_bytes))
 
 
-def nic_qos_checks(registered, check_mode=False):
-    """The ``qos <netdev>`` records of roce.fabric.nic_qos run read-only over a host's NICs (its registered loop)."""
+def nic_qos_checks(registered, check_mode=False, nics=None):
+    """The ``qos <netdev>`` records of roce.fabric.nic_qos run read-only over a host's NICs (its registered loop);
+    none when ``nics`` (the NICs that run read them) is given and empty: a loop registered earlier is not this run's."""
+    if nics is not None and not nics:
+        return []
     if not isinstance(registered, dict):
         raise AnsibleFilterError("nic_qos_checks expects the registered loop of roce.fabric.nic_qos, got %s"
                                  % type(registered).__name__)

@@ -10,8 +10,10 @@ from ansible.errors import AnsibleFilterError
 from ansible.module_utils.parsing.convert_bool import boolean
 
 from ansible_collections.roce.fabric.plugins.module_utils.validate.checks import discovery_check as _discovery_check
+from ansible_collections.roce.fabric.plugins.module_utils.validate.checks import nccl_environment, traffic_ports
 from ansible_collections.roce.fabric.plugins.module_utils.validate.gpu import health_check
-from ansible_collections.roce.fabric.plugins.module_utils.validate.ssh import TrustError, key_options
+from ansible_collections.roce.fabric.plugins.module_utils.validate.nccl import mpi_run, mpi_run_checks
+from ansible_collections.roce.fabric.plugins.module_utils.validate.ssh import TrustError, key_options, path_problems
 
 
 def mpi_key_options(addresses, host, extra=None, command=""):
@@ -21,12 +23,36 @@ def mpi_key_options(addresses, host, extra=None, command=""):
         raise AnsibleFilterError(str(exc))
 
 
+def _facts(hostvars, host):
+    return ((hostvars[host].get("ansible_facts") or {}).get("roce_rdma") or {}) if host in hostvars else {}
+
+
+def validate_mpi_run(play_hosts, hostvars, wanted=None, mpi_ssh=True, gpus_per_host=None, numa_nodes=None,
+                     benchmark="nccl_tests", user="root"):
+    hosts = list(play_hosts or []) + [host for host in wanted or [] if host not in (play_hosts or [])]
+    facts = dict((host, _facts(hostvars, host)) for host in hosts)
+    return mpi_run(play_hosts, facts, wanted or [], boolean(mpi_ssh, strict=False), gpus_per_host, numa_nodes,
+                   str(benchmark), str(user))
+
+
+def mpi_ssh_path_problems(registered, home, user, uid):
+    """From the registered loop of ansible.builtin.stat over the MPI user's home, .ssh and SSH files."""
+    if not isinstance(registered, dict):
+        raise AnsibleFilterError("mpi_ssh_path_problems expects the registered loop of ansible.builtin.stat")
+    stats = [(result.get("item"), result.get("stat") or {}) for result in registered.get("results") or []]
+    return path_problems(stats, home, user, uid)
+
+
+def validate_mpi_checks(result):
+    return mpi_run_checks(result if isinstance(result, dict) else {})
+
+
 def mpi_addresses(hosts, hostvars):
     """The RoCE address mpirun reaches each host on: the first IPv4 address of its active RDMA ports (its
     rdma_facts), '' for a host without one (nccl_test then names it)."""
     out = []
     for host in hosts or []:
-        facts = ((hostvars[host].get("ansible_facts") or {}).get("roce_rdma") or {}) if host in hostvars else {}
+        facts = _facts(hostvars, host)
         out.append(next((port.get("ipv4") for port in facts.get("ports") or [] if port.get("ipv4")), ""))
     return out
 
@@ -86,9 +112,25 @@ def gpu_health_check(run, h2d_min_gbps, command=None):
     return health_check(run, h2d_min_gbps, " ".join(run.get("cmd") or []) if command is None else command)
 
 
+def validate_traffic_ports(facts, capture="auto"):
+    try:
+        return traffic_ports(facts if isinstance(facts, dict) else {}, str(capture))
+    except ValueError as exc:
+        raise AnsibleFilterError(str(exc))
+
+
+def validate_nccl_env(discovered, tos=None, extra=None):
+    if extra is not None and not isinstance(extra, dict):
+        raise AnsibleFilterError("validate_nccl_env_extra must be a dict of NCCL variables, not %s" % type(extra).__name__)
+    return nccl_environment(discovered if isinstance(discovered, dict) else {}, tos, extra)
+
+
 class FilterModule:
 
     def filters(self):
-        return {"mpi_key_options": mpi_key_options, "mpi_key_options_all": mpi_key_options_all,
+        return {"validate_traffic_ports": validate_traffic_ports, "validate_nccl_env": validate_nccl_env,
+                "validate_mpi_run": validate_mpi_run, "validate_mpi_checks": validate_mpi_checks,
+                "mpi_ssh_path_problems": mpi_ssh_path_problems,
+                "mpi_key_options": mpi_key_options, "mpi_key_options_all": mpi_key_options_all,
                 "mpi_addresses": mpi_addresses, "mpi_known_hosts": mpi_known_hosts, "switch_checks": switch_checks,
                 "gpu_health_check": gpu_health_check, "discovery_check": discovery_check}

@@ -56,12 +56,15 @@ EXAMPLES = r"""
 
 - name: Names of its running VMs
   ansible.builtin.debug:
-    msg: "{{ esx.hosts['esx01.example.com'].vms | selectattr('power_state', '==', 'poweredOn') | map(attribute='name') | list }}"
+    msg: "{{ esx.hosts['esx01.example.com'].running_vms }}"
 """
 
 RETURN = r"""
 hosts:
-  description: Per host (by name).
+  description:
+    - Per host (by name) - its connection state, maintenance mode, whether it waits for a reboot, its boot time, the
+      NUMA node of each PCI device, its VMs (name, UUID, power state, passthrough devices) and C(running_vms), the
+      names of those powered on (what a reboot of the host would stop), in name order.
   returned: always
   type: dict
   sample:
@@ -74,6 +77,7 @@ hosts:
       vms:
         - {name: gpuvm01, uuid: 4205c1a2-0000-0000-0000-000000000000, power_state: poweredOn,
            passthrough: ["0000:17:00.0", "0000:3b:00.0"]}
+      running_vms: [gpuvm01]
 commands:
   description: The changes made - always none, the module only reads (every module of the collection returns this record).
   returned: always
@@ -125,6 +129,7 @@ def read_hosts(conn):
                                  power_state=str(props.get("runtime.powerState")), passthrough=passthrough))
     for entry in result.values():
         entry["vms"].sort(key=lambda v: v["name"])
+        entry["running_vms"] = [vm["name"] for vm in entry["vms"] if vm["power_state"] == "poweredOn"]
     return result
 
 

@@ -175,6 +175,19 @@ reboot_reason:
   returned: always
   type: str
   sample: "ConnectX firmware settings pending on 0000:3b:00.0 (LINK_TYPE_P1=2, SRIOV_EN=True)"
+warm_reboot_required:
+  description:
+    - True when some device's pending values load at a warm reboot (RV(reboot_reason) is not empty); devices that
+      need a power cycle do not count.
+  returned: always
+  type: bool
+power_cycle_devices:
+  description:
+    - The devices (keys of RV(devices)) whose pending values only a power cycle loads, in name order.
+  returned: always
+  type: list
+  elements: str
+  sample: ["0000:5e:00.0"]
 tool:
   description: The tool that was used.
   returned: always

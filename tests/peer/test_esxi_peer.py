@@ -338,6 +338,15 @@ def playbook(extra_vars=None, check=False):
     return subprocess.run(argv, capture_output=True, text=True, cwd=REPO, check=False)
 
 
+def test_host_info_names_the_running_vms_a_reboot_would_stop(vc):
+    info = local("roce.fabric.esxi_host_info", dict(API, esxi_hostname="esx-a.lab"))
+    assert info.get("failed") is not True, info
+    host = info["hosts"]["esx-a.lab"]
+    powered = sorted(name for name, vm in vc.state()["vms"].items()
+                     if vm["power_state"] == "poweredOn" and name in [v["name"] for v in host["vms"]])
+    assert host["running_vms"] == powered == ["gpuvm-a1", "gpuvm-a2"]
+
+
 def test_role_refuses_maintenance_with_running_vms_and_changes_nothing(vc):
     before = inventory_state(vc)
     vc.reset_calls()

@@ -79,3 +79,18 @@ def same_reboot(old, new):
     if not old:
         return False
     return all(old.get(key) == new.get(key) for key in ("reasons", "boot_id", "previous_boot_id", "subject"))
+
+
+def with_reason(pending, source, reason):
+    """``pending`` (what each role of the run waits a reboot for: source -> reason) with ``source``'s reason set; an
+    empty reason takes a recorded one back."""
+    updated = dict(pending or {})
+    updated[str(source)] = str(reason or "").strip()
+    return updated
+
+
+def all_reasons(pending, extra=()):
+    """Every reason to reboot for, once each and in name order: the roles' recorded reasons (``pending``) and the
+    operator's own (``extra``); empty ones are none."""
+    reasons = [str(reason).strip() for reason in list((pending or {}).values()) + list(extra or [])]
+    return sorted(set(reason for reason in reasons if reason), key=lambda reason: (reason.lower(), reason))

@@ -182,7 +182,18 @@ def converge(run, params, tool):
     finally:
         if not run.check_mode:
             record.save()
-    run.result["reboot_reason"] = reboot_reason(run.result["devices"])
+    run.result.update(reboot_needs(run.result["devices"]))
+
+
+def reboot_needs(devices):
+    """What the devices wait for, as the roles pass it on: ``warm_reboot_required`` (some device's pending values
+    load at a warm reboot), ``reboot_reason`` (those devices and values) and ``power_cycle_devices`` (the devices
+    whose pending values only a power cycle loads: no reason for a warm reboot, which would not load them)."""
+    reason = reboot_reason(devices)
+    cycle = sorted((key for key, device in (devices or {}).items()
+                    if device.get("reboot_required") and device.get("reboot_type") == "power_cycle"),
+                   key=lambda key: key.lower())
+    return dict(reboot_reason=reason, warm_reboot_required=bool(reason), power_cycle_devices=cycle)
 
 
 def reboot_reason(devices):

@@ -555,3 +555,55 @@ def send_lists(pending, builtins, customs, existing=None, check_mode=False):
     sent = crds + pending_builtins + pending_customs
     waiting = [(obj.get("metadata") or {}).get("name") for obj in pending if obj not in sent]
     return {"crds": crds, "builtins": pending_builtins, "customs": pending_customs, "waiting": waiting}
+
+
+# --- what the role sends, in which order --------------------------------------------------------------------------
+
+def _group(obj):
+    api_version = obj.get("apiVersion") or ""
+    return api_version.split("/")[0] if "/" in api_version else ""
+
+
+def sort_objects(objects, drop_kinds=()):
+    """The rendered objects in the three lists the role sends in turn: ``crds`` (CustomResourceDefinitions),
+    ``customs`` (objects of the API groups those CRDs define, which wait for them to be served) and ``builtins``
+    (every other object, kinds of operators installed otherwise included); ``objects`` is the input without the
+    kinds of ``drop_kinds`` (a ServiceMonitor where its CRD is not served), which none of the lists holds."""
+    kept = [obj for obj in objects or [] if isinstance(obj, dict) and obj.get("kind") not in set(drop_kinds or ())]
+    crds = [obj for obj in kept if obj.get("kind") == "CustomResourceDefinition"]
+    groups = set((obj.get("spec") or {}).get("group") for obj in crds) - set([None, ""])
+    customs = [obj for obj in kept if obj.get("kind") != "CustomResourceDefinition" and _group(obj) in groups]
+    builtins = [obj for obj in kept if obj.get("kind") != "CustomResourceDefinition" and _group(obj) not in groups]
+    return {"objects": kept, "crds": crds, "builtins": builtins, "customs": customs}
+
+
+def node_resources(inputs, shared_prefix, check_resources=()):
+    """The extended resources the nodes must advertise once the device plugins run: each SR-IOV resource under the
+    resource prefix, each shared RDMA resource under its prefix (both as enabled in ``inputs``: the role's
+    k8s_rdma_network__inputs), then the operator's own names to check."""
+    names = ["%s/%s" % (inputs.get("resource_prefix"), entry.get("res_name")) for entry in inputs.get("sriov_resources") or []]
+    names += ["%s/%s" % (shared_prefix, entry.get("name")) for entry in inputs.get("rdma_shared_resources") or []]
+    return names + list(check_resources or [])
+
+
+def dhcp_needed(inputs, daemon=False):
+    """Whether the CNI dhcp daemon runs: when asked for, or when any network leases its addresses by DHCP (an SR-IOV
+    resource without its own ipam_type takes the SR-IOV default; host-device and macvlan networks default to
+    whereabouts)."""
+    if daemon:
+        return True
+    sriov = [entry.get("ipam_type", inputs.get("sriov_ipam_type")) for entry in inputs.get("sriov_resources") or []]
+    others = [entry.get("ipam_type", "whereabouts") for entry in
+              list(inputs.get("host_device_networks") or []) + list(inputs.get("macvlan_networks") or [])]
+    return "dhcp" in sriov + others
+
+
+def removal(sorted_objects, present, remove_crds=False):
+    """What a removal deletes, in the order it deletes them: the role's objects the cluster has (``present``: its
+    copies), custom resources first, then built-in kinds, then the CRDs when asked; never a Namespace (deleting one
+    deletes everything in it)."""
+    candidates = (list(sorted_objects.get("crds") or []) if remove_crds else [])
+    candidates += [obj for obj in sorted_objects.get("builtins") or [] if obj.get("kind") != "Namespace"]
+    candidates += list(sorted_objects.get("customs") or [])
+    missing = pending_objects(candidates, present, missing_only=True)
+    return [obj for obj in reversed(candidates) if obj not in missing]

@@ -107,3 +107,16 @@ def diff_of(count_before, count_after, changes):
         before["vfs"] = dict((str(i), dict((k, v[0]) for k, v in c.items())) for i, c in sorted(changes.items()))
         after["vfs"] = dict((str(i), dict((k, v[1]) for k, v in c.items())) for i, c in sorted(changes.items()))
     return before, after
+
+
+def split_deferred(devices, plans, defer):
+    """The role's devices split into those whose VFs it sets now and those it leaves to the rolling play: with
+    ``defer``, a device whose plan (roce.fabric.sriov_vfs in check mode, one result per device with its ``item``)
+    takes VFs away (a count change through 0) waits; ``{"now": [...], "deferred": [...]}``, in the devices' order."""
+    devices = list(devices or [])
+    if not defer:
+        return {"now": devices, "deferred": []}
+    removing = set(result["item"].get("netdev") for result in plans or []
+                   if isinstance(result, dict) and result.get("removes_vfs") and isinstance(result.get("item"), dict))
+    return {"now": [device for device in devices if device.get("netdev") not in removing],
+            "deferred": [device for device in devices if device.get("netdev") in removing]}

@@ -141,6 +141,18 @@ def parse_ofed_info(text):
     return stack, match.group(2)
 
 
+def ofed_version_installed(text, wanted):
+    """Whether ``ofed_info -s`` (``text``) names the wanted version: the wanted release's parts (split at ``.`` and
+    ``-``) are the first parts of the installed one, so 24.10-1.1.4 is 24.10-1.1.4.0 and 24.10 is any 24.10 build,
+    but 4.1 is not 24.10-1.1.4.0 and 24.1 is not 24.10."""
+    _stack, installed = parse_ofed_info(text)
+    wanted = str(wanted or "").strip()
+    if not installed or not wanted:
+        return False
+    have, want = re.split(r"[.-]", installed), re.split(r"[.-]", wanted)
+    return have[:len(want)] == want
+
+
 def usable_ports(devices, link_layer=None):
     """Flatten devices to their ACTIVE ports: ``{device, port, rate_gbps, gid_index, ipv4, netdev, mtu, link_layer,
     numa_node}``."""

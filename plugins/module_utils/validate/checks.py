@@ -72,3 +72,32 @@ def failed_names(report):
         names += ["%s %s" % (name, check.get("name")) for check in host.get("checks") or []
                   if check.get("status") not in ("passed", "skipped")]
     return names
+
+
+def traffic_ports(facts, capture="auto"):
+    """The RoCE ports the traffic window watches (Ethernet ports with a netdev, one per netdev, in discovery order)
+    and those a wire capture can see: ``capture`` C(auto) takes the ports of software RDMA devices (Soft-RoCE, whose
+    packets go through the netdev), C(always) every watched port, C(never) none. ``{"watch": [...], "capture": [...]}``."""
+    if capture not in ("auto", "always", "never"):
+        raise ValueError("validate_qos_capture must be auto, always or never, not %r" % (capture,))
+    watch, seen = [], set()
+    for port in (facts or {}).get("ports") or []:
+        if port.get("link_layer") == "Ethernet" and port.get("netdev") and port["netdev"] not in seen:
+            seen.add(port["netdev"])
+            watch.append(port)
+    software = set(device.get("name") for device in (facts or {}).get("devices") or [] if device.get("software"))
+    if capture == "auto":
+        captured = [port for port in watch if port.get("device") in software]
+    else:
+        captured = list(watch) if capture == "always" else []
+    return {"watch": watch, "capture": captured}
+
+
+def nccl_environment(discovered, tos=None, extra=None):
+    """The NCCL environment of a host: what discovery derived (rdma_facts' ``nccl_env``), NCCL_IB_TC set to the
+    tests' ToS when one is given, then the operator's own variables (``validate_nccl_env_extra``), which win."""
+    env = dict(discovered or {})
+    if tos is not None and str(tos) != "":
+        env["NCCL_IB_TC"] = str(tos)
+    env.update(extra or {})
+    return env

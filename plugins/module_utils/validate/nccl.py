@@ -369,6 +369,64 @@ def nccl_env(rdma_devices, gid_index=None, socket_ifname=None, gdr_level=None, d
     return env
 
 
+# --- the MPI run of the validate role ------------------------------------------------------------------------
+
+def _first_address(facts):
+    return next((port.get("ipv4") for port in (facts or {}).get("ports") or [] if port.get("ipv4")), "")
+
+
+def _netdev_name(netdev):
+    return (netdev.get("name") or "") if isinstance(netdev, dict) else (netdev or "")
+
+
+def mpi_run(play_hosts, facts, wanted=None, mpi_ssh=True, gpus_per_host=None, numa_nodes=None, benchmark="nccl_tests",
+            user="root"):
+    """The validate role's NCCL run across hosts through mpirun: ``hosts`` (``wanted``, else the play's hosts whose
+    discovery found GPUs), ``first`` (where mpirun runs), each host's RoCE ``addresses`` (the first IPv4 address of its
+    active RDMA ports), the ranks per host (``gpus``: ``gpus_per_host``, else the first host's GPUs), the ranks' NUMA
+    nodes (``numa_nodes``, else the first host's GPUs'), the interface mpirun's own traffic takes (``ifname``) and
+    the ``problems`` that stop the run before anything is started. ``facts``: host -> its rdma_facts."""
+    play_hosts = list(play_hosts or [])
+    facts = facts or {}
+    hosts = list(wanted or []) or [host for host in play_hosts if (facts.get(host) or {}).get("gpus")]
+    addresses = [_first_address(facts.get(host)) for host in hosts]
+    problems = []
+    if not hosts:
+        problems.append("no host to run on: no host of this play has GPUs that discovery found, and "
+                        "validate_nccl_mpi_hosts names none")
+    outside = [host for host in hosts if host not in play_hosts]
+    if outside:
+        problems.append("validate_nccl_mpi_hosts names hosts that are not in this play (%s): MPI runs on hosts whose "
+                        "discovery it has" % ", ".join(outside))
+    missing = [host for host, address in zip(hosts, addresses) if not address and host not in outside]
+    if missing:
+        problems.append("no active RDMA port with an IPv4 address on %s" % ", ".join(missing))
+    if not mpi_ssh:
+        problems.append("validate_mpi_ssh=true is needed for the SSH trust between the hosts")
+    if user != "root" and benchmark != "nccl_tests":
+        problems.append("validate_mpi_ssh_user %s runs mpirun, which works with validate_nccl_benchmark nccl_tests only "
+                        "(got %s)" % (user, benchmark))
+    first = hosts[0] if hosts else ""
+    first_facts = facts.get(first) or {}
+    gpus = first_facts.get("gpus") or []
+    ports = first_facts.get("ports") or []
+    return {
+        "hosts": hosts, "first": first, "addresses": addresses, "problems": problems,
+        "gpus": int(gpus_per_host) if gpus_per_host else len(gpus),
+        "numa_nodes": list(numa_nodes or []) or [gpu.get("numa_node") for gpu in gpus],
+        "ifname": _netdev_name(ports[0].get("netdev")) if ports else "",
+    }
+
+
+def mpi_run_checks(result, name="nccl (mpi)"):
+    """The records of a launcher=mpi nccl_test run (its ``checks``); one failed record, with the module's message,
+    when it returned none (it failed before running: no mpirun, a malformed host)."""
+    checks = (result or {}).get("checks")
+    if checks:
+        return list(checks)
+    return [dict(name=name, status="failed", msg=(result or {}).get("msg") or "not run", command="")]
+
+
 # --- MPI launch across hosts -----------------------------------------------------------------------
 
 _MPI_HOST_RE = re.compile(r"^[A-Za-z0-9_.:-]+$")

@@ -58,3 +58,20 @@ def key_options(host, addresses, extra=(), command=""):
         # Inside authorized_keys' double quotes a backslash and a quote are escaped with a backslash.
         options.append('command="%s"' % str(command).replace("\\", "\\\\").replace('"', '\\"'))
     return dict(options=",".join(options), own=own)
+
+
+def path_problems(stats, home, user, uid):
+    """Why the MPI user's SSH files cannot be used, read as root without following links (``stats``: ``(path, stat)``
+    for the home, its .ssh and the files in it, as ansible.builtin.stat returns them with follow=false): a symbolic
+    link among them (a link the user planted would turn a write as root into the user's), a home that is not a
+    directory or not the user's own, a .ssh that is not a directory. Empty when they can be used."""
+    problems = ["%s is a symbolic link" % path for path, stat in stats if (stat or {}).get("islnk")]
+    home_stat = (stats[0][1] if stats else None) or {}
+    if not home_stat.get("isdir", False):
+        problems.append("%s is not a directory" % home)
+    if home_stat.get("uid", -1) != int(uid):
+        problems.append("%s is not owned by %s" % (home, user))
+    ssh_stat = (stats[1][1] if len(stats) > 1 else None) or {}
+    if not ssh_stat.get("isdir", True):
+        problems.append("%s/.ssh is not a directory" % home)
+    return problems

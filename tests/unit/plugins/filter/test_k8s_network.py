@@ -21,8 +21,10 @@ FILTERS = FilterModule().filters()
 
 
 def test_filters_are_registered():
-    assert sorted(FILTERS) == ["k8s_access_denied", "k8s_access_reviews", "k8s_apply_outcome", "k8s_bad_resource_names", "k8s_network_input_errors",
-                               "k8s_network_object_errors", "k8s_network_pending", "k8s_nodes_missing_resources", "k8s_send_lists"]
+    assert sorted(FILTERS) == ["k8s_access_denied", "k8s_access_reviews", "k8s_apply_outcome", "k8s_bad_resource_names",
+                               "k8s_network_dhcp", "k8s_network_input_errors", "k8s_network_node_resources",
+                               "k8s_network_object_errors", "k8s_network_pending", "k8s_network_removal", "k8s_network_sort",
+                               "k8s_nodes_missing_resources", "k8s_send_lists"]
 
 
 def test_input_errors_filter():
@@ -204,3 +206,53 @@ def test_send_lists_sort_the_three_applies_and_check_mode_waits_for_what_does_no
     assert send(pending, builtins, customs, existing, True)["customs"] == [nad]
     with pytest.raises(AnsibleFilterError):
         send({}, builtins, customs)
+
+
+def test_sort_puts_crds_their_groups_resources_and_the_rest_apart_and_drops_a_kind():
+    crd = dict(_obj("CustomResourceDefinition", "network-attachment-definitions.k8s.cni.cncf.io", "apiextensions.k8s.io/v1"),
+               spec={"group": "k8s.cni.cncf.io"})
+    ds = _obj("DaemonSet", "kube-sriov-device-plugin", "apps/v1", "kube-system")
+    nad = _obj("NetworkAttachmentDefinition", "sriov-111", "k8s.cni.cncf.io/v1", "default")
+    # A kind of an operator installed otherwise (its CRD is not this role's): sent with the built-in kinds.
+    monitor = _obj("ServiceMonitor", "roce-rdma-exporter", "monitoring.coreos.com/v1", "kube-system")
+    objects = [crd, ds, nad, monitor]
+    assert FILTERS["k8s_network_sort"](objects) == {"objects": objects, "crds": [crd], "builtins": [ds, monitor],
+                                                    "customs": [nad]}
+    assert FILTERS["k8s_network_sort"](objects, ["ServiceMonitor"]) == {"objects": [crd, ds, nad], "crds": [crd],
+                                                                        "builtins": [ds], "customs": [nad]}
+    # Without the CRD, a NetworkAttachmentDefinition is some other operator's kind.
+    assert FILTERS["k8s_network_sort"]([ds, nad])["customs"] == []
+    with pytest.raises(AnsibleFilterError):
+        FILTERS["k8s_network_sort"]({"kind": "DaemonSet"})
+
+
+def test_node_resources_and_the_dhcp_daemon_follow_the_enabled_inputs():
+    inputs = {"resource_prefix": "nvidia.com", "sriov_ipam_type": "whereabouts",
+              "sriov_resources": [{"res_name": "sriov_rdma_a"}, {"res_name": "sriov_rdma_b", "ipam_type": "static"}],
+              "rdma_shared_resources": [{"name": "hca_shared_devices_a"}],
+              "host_device_networks": [{"name": "hostdev-a"}], "macvlan_networks": []}
+    assert FILTERS["k8s_network_node_resources"](inputs, "rdma", ["aliyun/erdma"]) == [
+        "nvidia.com/sriov_rdma_a", "nvidia.com/sriov_rdma_b", "rdma/hca_shared_devices_a", "aliyun/erdma"]
+    assert FILTERS["k8s_network_node_resources"](dict(inputs, sriov_resources=[], rdma_shared_resources=[]), "rdma") == []
+    assert FILTERS["k8s_network_dhcp"](inputs, False) is False and FILTERS["k8s_network_dhcp"](inputs, "yes") is True
+    # The SR-IOV default, one resource's own type, a macvlan network's: each leases by DHCP.
+    assert FILTERS["k8s_network_dhcp"](dict(inputs, sriov_ipam_type="dhcp"), False) is True
+    assert FILTERS["k8s_network_dhcp"](dict(inputs, sriov_resources=[{"res_name": "x", "ipam_type": "dhcp"}]), False) is True
+    assert FILTERS["k8s_network_dhcp"](dict(inputs, macvlan_networks=[{"name": "m", "ipam_type": "dhcp"}]), False) is True
+    with pytest.raises(AnsibleFilterError):
+        FILTERS["k8s_network_dhcp"]([], False)
+
+
+def test_removal_deletes_what_the_cluster_has_in_reverse_and_keeps_namespaces_and_crds_unless_asked():
+    crd = dict(_obj("CustomResourceDefinition", "network-attachment-definitions.k8s.cni.cncf.io", "apiextensions.k8s.io/v1"),
+               spec={"group": "k8s.cni.cncf.io"})
+    ns = _obj("Namespace", "mpi-operator")
+    ds = _obj("DaemonSet", "kube-sriov-device-plugin", "apps/v1", "kube-system")
+    role = _obj("ClusterRole", "sriov-device-plugin", "rbac.authorization.k8s.io/v1")
+    nad = _obj("NetworkAttachmentDefinition", "sriov-111", "k8s.cni.cncf.io/v1", "default")
+    gone = _obj("NetworkAttachmentDefinition", "sriov-112", "k8s.cni.cncf.io/v1", "default")
+    ordered = FILTERS["k8s_network_sort"]([crd, ns, role, ds, nad, gone])
+    present = [crd, ns, role, ds, nad]  # the cluster's copies: sriov-112 is not there
+    assert FILTERS["k8s_network_removal"](ordered, present, False) == [nad, ds, role]
+    assert FILTERS["k8s_network_removal"](ordered, present, "true") == [nad, ds, role, crd]
+    assert FILTERS["k8s_network_removal"](ordered, [], True) == []

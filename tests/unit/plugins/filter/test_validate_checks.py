@@ -105,3 +105,104 @@ def test_records_of_the_wrong_shape_are_refused_and_nothing_is_written(tmp_path)
                                                      host_checks={"node1": "passed"}, switches={"sw1": ["x"]}))
     assert result["failed"] is True and "host_checks.node1, switches.sw1" in result["msg"]
     assert not dest.exists()
+
+
+def test_the_traffic_window_watches_the_lab_vm_s_port_and_captures_it_as_software_rdma(lab_vm_facts):
+    from ansible_collections.roce.fabric.plugins.filter.validate import validate_traffic_ports
+    ports = validate_traffic_ports(lab_vm_facts, "auto")
+    assert [(p["device"], p["netdev"]) for p in ports["watch"]] == [("rxe0", "enp1s0")]
+    assert ports["capture"] == ports["watch"]  # rxe0 is Soft-RoCE: its packets go through enp1s0
+    assert validate_traffic_ports(lab_vm_facts, "never") == {"watch": ports["watch"], "capture": []}
+    # A ConnectX sends its RoCE packets past the kernel: auto does not capture it, always does.
+    hardware = dict(lab_vm_facts, devices=[dict(d, software=False) for d in lab_vm_facts["devices"]])
+    assert validate_traffic_ports(hardware, "auto")["capture"] == []
+    assert validate_traffic_ports(hardware, "always")["capture"] == ports["watch"]
+    # One entry per netdev (a dual-port device's second port on the same netdev is not watched twice).
+    doubled = dict(lab_vm_facts, ports=lab_vm_facts["ports"] * 2)
+    assert validate_traffic_ports(doubled, "auto")["watch"] == ports["watch"]
+    assert validate_traffic_ports(bare_facts_of(), "auto") == {"watch": [], "capture": []}
+    with pytest.raises(AnsibleFilterError, match="auto, always or never"):
+        validate_traffic_ports(lab_vm_facts, "sometimes")
+
+
+def bare_facts_of():
+    return {"ports": [], "devices": []}
+
+
+def test_the_nccl_environment_takes_the_tests_tos_and_the_operator_s_variables_last(lab_vm_facts):
+    from ansible_collections.roce.fabric.plugins.filter.validate import validate_nccl_env
+    discovered = lab_vm_facts["nccl_env"]
+    assert discovered["NCCL_IB_HCA"] == "=rxe0:1"
+    assert validate_nccl_env(discovered, None, {}) == discovered
+    with_tc = validate_nccl_env(discovered, 106, {})
+    assert with_tc == dict(discovered, NCCL_IB_TC="106")
+    assert validate_nccl_env(discovered, 106, {"NCCL_IB_TC": "96", "NCCL_DEBUG": "INFO"}) == dict(
+        discovered, NCCL_IB_TC="96", NCCL_DEBUG="INFO")
+    with pytest.raises(AnsibleFilterError, match="must be a dict"):
+        validate_nccl_env(discovered, None, ["NCCL_DEBUG=INFO"])
+
+
+def test_the_mpi_run_takes_the_hosts_with_gpus_and_names_what_stops_it(lab_vm_facts):
+    from ansible_collections.roce.fabric.plugins.filter.validate import validate_mpi_run
+    gpu = {"index": 0, "numa_node": 1}
+    with_gpus = dict(lab_vm_facts, gpus=[gpu, dict(gpu, index=1)])
+    hostvars = {"node1": {"ansible_facts": {"roce_rdma": with_gpus}},
+                "node2": {"ansible_facts": {"roce_rdma": dict(with_gpus, ports=[dict(with_gpus["ports"][0], ipv4="10.78.0.2")])}},
+                "node3": {"ansible_facts": {"roce_rdma": lab_vm_facts}}}  # no GPU: not in the run unless named
+    run = validate_mpi_run(["node1", "node2", "node3"], hostvars, [], True)
+    assert run == {"hosts": ["node1", "node2"], "first": "node1", "addresses": ["10.78.0.1", "10.78.0.2"],
+                   "problems": [], "gpus": 2, "numa_nodes": [1, 1], "ifname": "enp1s0"}
+    # The lab's run: named hosts without GPUs, ranks and NUMA nodes given.
+    named = validate_mpi_run(["node1", "node3"], hostvars, ["node3", "node1"], "yes", 1, [0])
+    assert (named["hosts"], named["first"], named["gpus"], named["numa_nodes"]) == (["node3", "node1"], "node3", 1, [0])
+    problems = validate_mpi_run(["node1"], dict(hostvars, node4={}), ["node1", "node4", "node5"], "absent",
+                                benchmark="pytorch", user="roce-mpi")["problems"]
+    assert problems == [
+        "validate_nccl_mpi_hosts names hosts that are not in this play (node4, node5): MPI runs on hosts whose "
+        "discovery it has",
+        "validate_mpi_ssh=true is needed for the SSH trust between the hosts",
+        "validate_mpi_ssh_user roce-mpi runs mpirun, which works with validate_nccl_benchmark nccl_tests only "
+        "(got pytorch)"]
+    without_port = dict(hostvars, node1={"ansible_facts": {"roce_rdma": dict(with_gpus, ports=[])}})
+    assert validate_mpi_run(["node1", "node2"], without_port, [], True)["problems"] == [
+        "no active RDMA port with an IPv4 address on node1"]
+    assert validate_mpi_run(["node3"], hostvars, [], True)["problems"][0].startswith("no host to run on")
+
+
+def test_an_mpi_run_that_returned_no_records_is_one_failed_check():
+    from ansible_collections.roce.fabric.plugins.filter.validate import validate_mpi_checks
+    record = {"name": "nccl all_reduce (mpi, 2 hosts)", "status": "passed", "msg": "x", "command": "mpirun"}
+    assert validate_mpi_checks({"checks": [record]}) == [record]
+    assert validate_mpi_checks({"failed": True, "msg": "launcher=mpi: malformed MPI host '10.78.0.2;reboot'"}) == [
+        {"name": "nccl (mpi)", "status": "failed", "msg": "launcher=mpi: malformed MPI host '10.78.0.2;reboot'",
+         "command": ""}]
+    assert validate_mpi_checks({"skipped": True})[0]["msg"] == "not run"
+
+
+def test_the_mpi_user_s_ssh_files_are_refused_for_links_and_a_home_not_its_own():
+    from ansible_collections.roce.fabric.plugins.filter.validate import mpi_ssh_path_problems
+    home = "/var/lib/roce-mpi"
+
+    def stat_loop(*stats):
+        paths = [home, home + "/.ssh", home + "/.ssh/id_ed25519_roce_mpi", home + "/.ssh/id_ed25519_roce_mpi.pub",
+                 home + "/.ssh/authorized_keys", home + "/.ssh/known_hosts"]
+        return {"results": [{"item": path, "stat": stat} for path, stat in zip(paths, stats)]}
+
+    directory = {"exists": True, "isdir": True, "islnk": False, "uid": 998}
+    absent = {"exists": False}
+    good = stat_loop(directory, dict(directory), absent, absent, absent, absent)
+    assert mpi_ssh_path_problems(good, home, "roce-mpi", "998") == []
+    # Before the user's own tasks made .ssh: a .ssh not there yet is fine.
+    assert mpi_ssh_path_problems(stat_loop(directory, absent), home, "roce-mpi", 998) == []
+    planted = stat_loop(directory, dict(directory), absent,
+                        {"exists": True, "islnk": True, "isdir": False, "uid": 998}, absent, absent)
+    assert mpi_ssh_path_problems(planted, home, "roce-mpi", 998) == [home + "/.ssh/id_ed25519_roce_mpi.pub is a symbolic link"]
+    linked_ssh = stat_loop(directory, {"exists": True, "islnk": True, "isdir": False, "uid": 998})
+    assert mpi_ssh_path_problems(linked_ssh, home, "roce-mpi", 998) == [
+        home + "/.ssh is a symbolic link", home + "/.ssh is not a directory"]
+    roots = stat_loop(dict(directory, uid=0), dict(directory))
+    assert mpi_ssh_path_problems(roots, home, "roce-mpi", 998) == [home + " is not owned by roce-mpi"]
+    assert mpi_ssh_path_problems(stat_loop(absent, absent), home, "roce-mpi", 998) == [
+        home + " is not a directory", home + " is not owned by roce-mpi"]
+    with pytest.raises(AnsibleFilterError):
+        mpi_ssh_path_problems([], home, "roce-mpi", 998)

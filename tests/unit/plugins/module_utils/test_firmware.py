@@ -12,6 +12,7 @@ import pytest
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError
 from ansible_collections.roce.fabric.plugins.module_utils.firmware import parsers as mlx
 from ansible_collections.roce.fabric.plugins.module_utils.firmware import power_cycle
+from ansible_collections.roce.fabric.plugins.module_utils.firmware.state import reboot_needs
 from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "mlxconfig")
@@ -201,3 +202,20 @@ def test_power_cycle_record_keeps_pending_values_until_they_run(tmp_path):
     os.symlink(str(target), path)
     with pytest.raises(FabricError, match="symbolic link"):
         power_cycle.PowerCycleRecord(path).load()
+
+
+def test_reboot_needs_of_mixed_devices_keep_power_cycles_out_of_the_warm_reboot():
+    devices = {
+        "0000:b1:00.0": {"reboot_required": True, "reboot_type": "power_cycle", "pending": {"NUM_OF_VFS": "16"}},
+        "0000:3B:00.0": {"reboot_required": True, "reboot_type": "reboot", "pending": {"SRIOV_EN": "True(1)"}},
+        "0000:5e:00.0": {"reboot_required": False, "reboot_type": "none", "pending": {}},
+    }
+    assert reboot_needs(devices) == {
+        "reboot_reason": "ConnectX firmware settings pending on 0000:3B:00.0 (SRIOV_EN=True(1))",
+        "warm_reboot_required": True,
+        "power_cycle_devices": ["0000:b1:00.0"],
+    }
+    only_cycle = dict((k, v) for k, v in devices.items() if k != "0000:3B:00.0")
+    assert reboot_needs(only_cycle) == {"reboot_reason": "", "warm_reboot_required": False,
+                                        "power_cycle_devices": ["0000:b1:00.0"]}
+    assert reboot_needs({}) == {"reboot_reason": "", "warm_reboot_required": False, "power_cycle_devices": []}

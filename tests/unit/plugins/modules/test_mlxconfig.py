@@ -130,6 +130,7 @@ def test_change_makes_one_set_call_with_every_change(tool):
     assert result["reboot_reason"] == ("ConnectX firmware settings pending on 0000:19:00.0 (%s)" % ", ".join(
         "%s=%s" % (k, v) for k, v in sorted(result["devices"]["0000:19:00.0"]["pending"].items())))
     assert "LEGACY_BOOT_PROTOCOL=" in result["reboot_reason"]
+    assert result["warm_reboot_required"] is True and result["power_cycle_devices"] == []
     assert result["diff"] == {
         "before": {"0000:19:00.0": {"NUM_PF_MSIX_VALID": "True(1)", "LEGACY_BOOT_PROTOCOL": "NONE(0)"}},
         "after": {"0000:19:00.0": {"NUM_PF_MSIX_VALID": "False(0)", "LEGACY_BOOT_PROTOCOL": "PXE(1)"}},
@@ -189,6 +190,7 @@ def test_power_cycle_is_reported(monkeypatch, sysfs, power_cycle_record):
     assert result["reboot_type"] == "power_cycle"
     assert result["devices"]["0000:19:00.0"]["reboot_type"] == "power_cycle"
     assert result["reboot_reason"] == ""  # a warm reboot would not load it: no reason for one
+    assert result["warm_reboot_required"] is False and result["power_cycle_devices"] == ["0000:19:00.0"]
     pending = result["devices"]["0000:19:00.0"]["pending"]
     if pending:
         with open(power_cycle_record) as handle:

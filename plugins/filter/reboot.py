@@ -1,0 +1,31 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The reasons a host waits a reboot for (module_utils/common/reboot_record.py), as roce.fabric.host_reboot keeps them."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.roce.fabric.plugins.module_utils.common.reboot_record import all_reasons, with_reason
+
+
+def reboot_pending(pending, source, reason=""):
+    if not isinstance(pending, dict):
+        raise AnsibleFilterError("reboot_pending: the pending reasons must be a dict of source to reason")
+    return with_reason(pending, source, reason)
+
+
+def reboot_reasons(pending, extra=None):
+    if not isinstance(pending, dict):
+        raise AnsibleFilterError("reboot_reasons: the pending reasons must be a dict of source to reason")
+    if isinstance(extra, str):
+        extra = [extra]
+    return all_reasons(pending, extra or [])
+
+
+class FilterModule:
+
+    def filters(self):
+        return {"reboot_pending": reboot_pending, "reboot_reasons": reboot_reasons}
