@@ -18,8 +18,9 @@ description:
     and groups the tests in rounds where no host takes part twice, so each round runs in parallel.
     Nothing is changed.
   - With O(mode=write), merges the server and client outcomes into the planned tests and writes
-    C(report.json) and a self-contained C(report.html) (pass/fail per host and pair, a bandwidth-versus-size
-    plot per test, the exact command behind every number) into O(dest).
+    C(report.json), a self-contained C(report.html) (pass/fail per host and pair, a bandwidth-versus-size
+    plot per test, the exact command behind every number) and C(report.xml) (JUnit XML for CI systems: a test
+    case per pair test and per host check) into O(dest).
   - Usually runs once on the controller, delegated to C(localhost) with C(run_once).
 author:
   - roce.fabric contributors (@roce-fabric)
@@ -93,7 +94,7 @@ options:
     default: []
   dest:
     description:
-      - V(write) - directory for C(report.json) and C(report.html) (created when missing, mode 0755).
+      - V(write) - directory for C(report.json), C(report.html) and C(report.xml) (created when missing, mode 0755).
       - It must be a real directory of the user the task runs as that no one else may write to, under directories no
         other user can swap (as roce.fabric.private_dir checks them); one another user made first in a shared
         C(/var/tmp), or a link, is refused and nothing is written.
@@ -185,6 +186,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.common.private import 
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import ModuleRun
 from ansible_collections.roce.fabric.plugins.module_utils.common.version import COLLECTION_VERSION
 from ansible_collections.roce.fabric.plugins.module_utils.validate import checks as _checks
+from ansible_collections.roce.fabric.plugins.module_utils.validate import junit as _junit
 from ansible_collections.roce.fabric.plugins.module_utils.validate import plan as _validate
 
 
@@ -250,22 +252,24 @@ def write_report(run):
                                     generated=generated)
     json_path = os.path.join(p["dest"], "report.json")
     html_path = os.path.join(p["dest"], "report.html")
+    xml_path = os.path.join(p["dest"], "report.xml")
     before = read(json_path)
     if _validate.same_outcome(before, report):
         # The same outcome as the file's: it keeps the record of when that outcome was first written.
         report["generated"] = json.loads(before).get("generated")
     content = json.dumps(report, indent=2, sort_keys=True) + "\n"
     page = _validate.render_html(report)
-    run.update(report=report, passed=report["passed"], files=[json_path, html_path],
+    xml = _junit.render_junit(report)
+    run.update(report=report, passed=report["passed"], files=[json_path, html_path, xml_path],
                failures=_checks.failed_names(report))
     try:
         old = json.loads(before)["summary"] if before else None
     except (ValueError, KeyError, TypeError):  # not a report of ours: the whole file is replaced
         old = None
-    if before != content or read(html_path) != page:
+    if before != content or read(html_path) != page or read(xml_path) != xml:
         run.text_diff(json_path, json.dumps(old, sort_keys=True) + "\n" if old else "",
                       json.dumps(report["summary"], sort_keys=True) + "\n")
-        for path, text in ((json_path, content), (html_path, page)):
+        for path, text in ((json_path, content), (html_path, page), (xml_path, xml)):
             run.mutate("write %s" % path, lambda path=path, text=text: write_file(p["dest"], path, text))
 
 

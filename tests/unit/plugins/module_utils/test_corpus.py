@@ -22,7 +22,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.qos import counters
 from ansible_collections.roce.fabric.plugins.module_utils.qos import parsers as qos_parsers
 from ansible_collections.roce.fabric.plugins.module_utils.rdma import sriov
 from ansible_collections.roce.fabric.plugins.module_utils.rdma import tools as rdma_tools
-from ansible_collections.roce.fabric.plugins.module_utils.validate import gpu, nccl, perftest
+from ansible_collections.roce.fabric.plugins.module_utils.validate import gpu, lldp, nccl, pcie, perftest
 from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
 ALL = sorted((tool, name) for tool in os.listdir(corpus.FIXTURES) if os.path.isdir(os.path.join(corpus.FIXTURES, tool))
@@ -361,3 +361,29 @@ def test_nv_config_apply_parser_on_every_sample(name):
     assert state == expect["state"] and revision == expect["revision"]
     assert len(issues) == int(expect["issues"]) and expect["location"] in issues[0]
     assert not any(issue.lower().startswith("invalid config") for issue in issues)
+
+
+# --- PCIe: link state and AER counters (sysfs) ------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(os.listdir(os.path.join(corpus.FIXTURES, "pcie"))))
+def test_pcie_samples(name):
+    text = corpus.read("pcie", name)
+    expect = expectations("pcie", name)
+    if name.startswith("aer_"):
+        counts = pcie.parse_aer(text)
+        for key, value in expect.items():
+            assert counts["total" if key == "total" else key.replace("_", " ")] == int(value), (key, counts)
+    else:
+        state = pcie.link_files(text)
+        assert dict((key, str(value)) for key, value in state.items()) == expect
+
+
+# --- LLDP: lldpcli -f json0 -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", sorted(os.listdir(os.path.join(corpus.FIXTURES, "lldp"))))
+def test_lldp_samples(name):
+    expect = expectations("lldp", name)
+    neighbors = lldp.parse_neighbors(corpus.read("lldp", name))
+    assert sorted(neighbors) == [expect["interface"]]
+    found = neighbors[expect["interface"]]
+    assert (found["switch"], found["port"]) == (expect["switch"], expect["port"])

@@ -36,8 +36,13 @@ def test_plan_then_write_idempotent(tmp_path):
     with open(os.path.join(dest, "report.json")) as handle:
         assert json.load(handle)["tests"][0]["status"] == "passed"
     assert "<html>" in open(os.path.join(dest, "report.html")).read()
+    assert first["files"] == [os.path.join(dest, name) for name in ("report.json", "report.html", "report.xml")]
     second = run_module(validation_report.main, args)
     assert second["changed"] is False
+    # A report.xml removed (or edited) is written again, and only what differs changes.
+    os.unlink(os.path.join(dest, "report.xml"))
+    third = run_module(validation_report.main, args)
+    assert third["changed"] is True and os.path.exists(os.path.join(dest, "report.xml"))
 
 
 def test_bad_input_changes_nothing(tmp_path):
@@ -63,7 +68,8 @@ def test_links_planted_at_the_temporary_and_report_names_are_replaced_not_writte
     assert result["changed"] is True and result["diff"][0]["before"] == ""
     assert victim.read_text() == "keep\n"
     assert not os.path.islink(str(dest / "report.json")) and json.loads((dest / "report.json").read_text())["tests"]
-    assert sorted(name for name in os.listdir(str(dest)) if not name.endswith(".tmp")) == ["report.html", "report.json"]
+    assert sorted(name for name in os.listdir(str(dest)) if not name.endswith(".tmp")) == ["report.html", "report.json",
+                                                                                           "report.xml"]
     assert oct(os.stat(str(dest / "report.json")).st_mode & 0o777) == "0o644"
 
 
@@ -111,3 +117,29 @@ def test_a_report_folder_another_user_controls_is_refused(tmp_path, planted):
     result = run_module(validation_report.main, dict(mode="write", plan=plan, dest=str(dest), results=[]))
     assert result["failed"] is True and "the report's folder cannot be used, nothing was written" in result["msg"]
     assert os.listdir(str(elsewhere)) == [] and (planted == "link" or os.listdir(str(dest)) == [])
+
+
+def test_the_junit_report_has_a_case_per_pair_test_and_host_check_for_ci_systems(tmp_path):
+    import xml.etree.ElementTree as ET
+    plan = run_module(validation_report.main, dict(mode="plan", hosts=HOSTS, tests=["rping"]))["plan"]
+    dest = str(tmp_path / "report")
+    checks = {"a": [dict(name="discovery", status="passed", msg="rxe0/1 <ok> & fine", command="rdma_facts"),
+                    dict(name="gpu_health", status="failed", msg="GPU 0: 2 retired pages pending", command="nvidia-smi -q")],
+              "b": [dict(name="discovery", status="skipped", msg="check mode: no active RDMA port yet", command="")]}
+    result = run_module(validation_report.main, dict(mode="write", plan=plan, dest=dest, host_checks=checks, results=[
+        dict(test_id=plan["tests"][0]["id"], role="server", passed=True, command="rping -s"),
+        dict(test_id=plan["tests"][0]["id"], role="client", passed=False, cause="timeout", msg="no answer in 10s",
+             command="rping -c")]))
+    assert result["passed"] is False
+    root = ET.parse(os.path.join(dest, "report.xml")).getroot()
+    assert root.tag == "testsuites" and (root.get("tests"), root.get("failures"), root.get("skipped")) == ("4", "2", "1")
+    suites = dict((suite.get("name"), suite) for suite in root)
+    assert sorted(suites) == ["a", "b", "pairs"]
+    pair = suites["pairs"].find("testcase")
+    assert pair.get("name") == plan["tests"][0]["id"] and pair.find("failure").get("type") == "timeout"
+    assert pair.find("failure").text == "client side: no answer in 10s"
+    gpu = [case for case in suites["a"] if case.get("name") == "gpu_health"][0]
+    assert gpu.find("failure").get("message") == "GPU 0: 2 retired pages pending" and gpu.find("system-out").text == "nvidia-smi -q"
+    discovery = [case for case in suites["a"] if case.get("name") == "discovery"][0]
+    assert discovery.find("failure") is None and discovery.find("system-out").text == "rdma_facts"
+    assert suites["b"].find("testcase").find("skipped").get("message") == "check mode: no active RDMA port yet"

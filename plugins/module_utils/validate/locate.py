@@ -1,0 +1,425 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Validation: from the pair matrix and the evidence read during the same traffic to the part to replace. Pure.
+
+PRIVATE to the roce.fabric collection: may change without notice.
+
+An *endpoint* is one host's port on one rail (``host/rail``), wired to one switch port. The pair tests of a rail
+(the circle-method round robin of ``schedule.py``) fail or come out slow; a fault of one part shows as a pattern:
+
+- an endpoint whose pairs fail far more often than the rail's base rate (the transient failures every fabric has)
+  is a suspect: the greedy explanation of ``suspects_of``, kept only while the failures left cannot be chance
+  (a binomial tail, Bonferroni over the rail's endpoints). Isolated failures at the base rate are noise: counted,
+  never a part;
+- a suspect confirmed by its retest against an anchor (a host that passed with others) is a fault on its path;
+- every endpoint of a host suspect (two rails or more): the host; most endpoints behind one switch: the switch.
+
+The evidence of the same window names the part on the path (the rules of direction follow the mlx5 counter
+definitions of the kernel's documentation): receive-side physical errors on both ends, or a link that went down,
+the cable or optic between them; transmit errors or discards on the switch port, the switch port; PCIe trained
+below its capability under load, or AER errors on the device or its upstream port, the host PCIe link; pauses sent
+or receive discards at the host, its NIC port; a neighbour that LLDP shows somewhere else than the cabling plan
+(or off the rail's leaf), a miswired cable; an MTU unlike the rail's, the port's configuration; DCGM's failures or
+GPUDirect far below host memory on the same host, the GPU. Each finding carries its evidence and a confidence:
+``low`` on one kind of evidence, ``medium`` on two, ``high`` on three or more; only ``medium`` and ``high`` ask
+for a replacement.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from operator import itemgetter
+
+from ansible_collections.roce.fabric.plugins.module_utils.validate.schedule import anchor_retests, median, retest_bound
+
+# The counters of ethtool -S (mlx5 names, Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst)
+# that each rule reads, as deltas over the traffic window.
+RX_PHY_ERRORS = ("rx_crc_errors_phy", "rx_symbol_err_phy", "rx_pcs_symbol_err_phy")
+LINK_DOWN = ("link_down_events_phy",)
+HOST_CONGESTION = ("rx_discards_phy", "tx_pause_storm_warning_events", "tx_pause_storm_error_events")
+PCI_SIGNAL = ("rx_pci_signal_integrity", "tx_pci_signal_integrity", "outbound_pci_buffer_overflow")
+# A switch port's counters (Onyx "show interfaces ethernet", Cumulus "nv show interface counters"), as deltas.
+SWITCH_RX_ERRORS = ("in_errors", "rx_errors", "rx_crc_errors")
+SWITCH_TX = ("out_errors", "tx_errors", "out_discards", "tx_drops")
+# Pre-FEC bit error rate above which the incoming direction is degrading (corrected bits / bits).
+BER_LIMIT = 1e-6
+# Pauses sent per second of window above which the host is a slow receiver.
+PAUSE_RATE = 1000.0
+# A benign few receive errors in a window are not evidence by themselves.
+PHY_ERROR_MIN = 10
+
+PART_ACTIONS = {
+    "cable": "replace the cable or optic between %(where)s",
+    "miswire": "re-cable %(where)s",
+    "switch_port": "move the link to another port of %(switch)s, or replace the port's optic; %(where)s",
+    "pcie_link": "reseat the adapter or move it to another slot; check the riser or retimer at %(where)s",
+    "nic_port": "replace the NIC (or its port) %(where)s",
+    "nic_config": "correct the port's configuration: %(where)s",
+    "gpu": "replace GPU %(where)s",
+    "host": "take %(where)s out of service and inspect it (every rail fails with it)",
+    "switch": "inspect switch %(where)s: most of its ports fail",
+}
+
+
+class LocateError(ValueError):
+    """Input that cannot be located (names that do not match the fleet)."""
+
+
+def binomial_tail(k, n, p):
+    """P(X >= k) for X ~ Binomial(n, p), summed directly (k small against n: Poisson-like terms)."""
+    if k <= 0:
+        return 1.0
+    if k > n or p <= 0:
+        return 0.0
+    if p >= 1:
+        return 1.0
+    log_p, log_q = math.log(p), math.log1p(-p)
+    total = 0.0
+    for i in range(k, n + 1):
+        term = math.exp(math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * log_p + (n - i) * log_q)
+        total += term
+        if term < 1e-18 * max(total, 1e-300) and i > n * p:
+            break
+    return min(total, 1.0)
+
+
+def rail_outcomes(names, results, bw_fraction=0.93):
+    """The pair matrix of one rail, judged pair by pair.
+
+    ``names``: the rail's endpoints (``host/rail``) in schedule order; ``results``: ``(a, b, ok, bw_gbps)`` per pair
+    test, ``ok`` False for a test that failed, ``bw_gbps`` None when it gave no number. A pair is bad when it failed
+    or its bandwidth is below ``bw_fraction`` of the rail's reference (the median of its results: a robust best,
+    which the noise of healthy links does not inflate as the maximum would).
+    """
+    index = dict((name, i) for i, name in enumerate(names))
+    bws = [bw for _a, _b, ok, bw in results if ok and bw is not None]
+    reference = median(bws) if bws else None
+    limit = bw_fraction * reference if reference else -1.0
+    # Counted in C (Counter over the columns): a fleet of 2,048 hosts has two million pairs a rail.
+    counts = Counter(map(itemgetter(0), results))
+    counts.update(map(itemgetter(1), results))
+    unknown = set(counts) - set(index)
+    if unknown:
+        raise LocateError("a pair names an endpoint that is not on the rail: %s" % ", ".join(sorted(unknown)))
+    tested = [counts.get(name, 0) for name in names]
+    bad = [(index[a], index[b]) for a, b, ok, bw in results if not ok or (bw is not None and bw < limit)]
+    return dict(names=list(names), bad=bad, tested=tested, pairs=len(results), reference=reference)
+
+
+def rail_suspects(outcome, base_rate=None, alpha=1e-3):
+    """The endpoints a rail's bad pairs point at: the greedy explanation (the endpoint in most bad pairs not yet
+    explained, again and again), kept while its failures cannot be chance at ``base_rate`` (the share of pair tests
+    that fail on a healthy fabric; estimated from what is left when not given), Bonferroni over the endpoints.
+
+    Returns ``{"suspects": [{endpoint, failed, tested}], "bad_pairs": [(a, b)], "unexplained": count,
+    "base_rate": p, "reference_gbps": x, "pairs": count}``.
+    """
+    names, bad, tested, total = outcome["names"], outcome["bad"], outcome["tested"], outcome["pairs"]
+    left = list(bad)
+    chosen = []
+    while left:
+        counts = {}
+        for ia, ib in left:
+            counts[ia] = counts.get(ia, 0) + 1
+            counts[ib] = counts.get(ib, 0) + 1
+        top = max(counts, key=lambda i: (counts[i], -i))
+        others = [pair for pair in left if top not in pair]
+        # Its pairs with the suspects already chosen are explained by them (one each in a full matrix).
+        tests = max(tested[top] - len(chosen), counts[top], 1)
+        if base_rate is not None:
+            rate = base_rate
+        else:
+            pairs_left = max(total - sum(tested[i] for i in chosen), 1)
+            rate = float(len(others)) / pairs_left
+        rate = max(rate, 0.5 / max(total, 1))
+        # Most of its pairs bad is no chance at any base rate (a healthy endpoint fails only with its bad partners and
+        # by chance); fewer must beat the binomial tail.
+        mostly = counts[top] * 2 > tests
+        if counts[top] < 2 or not (mostly or binomial_tail(counts[top], tests, rate) * max(len(names), 1) <= alpha):
+            break
+        chosen.append(top)
+        left = others
+    suspects = [dict(endpoint=names[i], failed=sum(1 for pair in bad if i in pair), tested=tested[i]) for i in chosen]
+    return {"suspects": suspects, "bad_pairs": [(names[a], names[b]) for a, b in bad], "unexplained": len(left),
+            "base_rate": (float(len(left)) / total) if total else 0.0, "reference_gbps": outcome["reference"],
+            "pairs": total}
+
+
+def judge_rail(names, results, bw_fraction=0.93, alpha=1e-3, base_rate=None):
+    """``rail_suspects`` of ``rail_outcomes``: one rail judged alone."""
+    return rail_suspects(rail_outcomes(names, results, bw_fraction), base_rate, alpha)
+
+
+def fleet_base_rate(outcomes):
+    """The share of pair tests that fail on a healthy fabric: per rail, the bad pairs between endpoints that fail
+    fewer than half their pairs (a dead host or a switch down is no chance), over the pairs between them; the median
+    over the rails (so that a rail a switch takes down does not make its own failures look like chance)."""
+    shares = []
+    for outcome in outcomes:
+        counts = [0] * len(outcome["names"])
+        for ia, ib in outcome["bad"]:
+            counts[ia] += 1
+            counts[ib] += 1
+        mostly = set(i for i, count in enumerate(counts) if count * 2 > max(outcome["tested"][i], 1))
+        bad = sum(1 for ia, ib in outcome["bad"] if ia not in mostly and ib not in mostly)
+        pairs = outcome["pairs"] - sum(outcome["tested"][i] for i in mostly)
+        if pairs > 0:
+            shares.append(float(bad) / pairs)
+    if len(shares) < 3:
+        return None
+    return median(shares)
+
+
+# --- evidence ---------------------------------------------------------------------------------------------------
+
+def _sum(counters, names):
+    return sum(int((counters or {}).get(name) or 0) for name in names)
+
+
+def _pause_sent(counters):
+    return sum(int(value or 0) for name, value in (counters or {}).items()
+               if name.startswith("tx_prio") and name.endswith("_pause") or name == "tx_pause_ctrl_phy")
+
+
+def endpoint_evidence(endpoint, wiring, found, switch_ports, rail_mtu=None, window_s=None):
+    """What the window's evidence says about one endpoint's path: a list of ``(kind, part, text)``.
+
+    ``found``: the endpoint's readings - ``nic`` (ethtool -S deltas), ``pcie`` (link under load and AER deltas:
+    ``speed``, ``max_speed``, ``width``, ``max_width``, ``aer_correctable``, ``aer_nonfatal``, ``aer_fatal``,
+    ``upstream_aer_correctable``...), ``lldp`` (``{switch, port}`` the host's neighbour), ``mtu``;
+    ``switch_ports``: ``"switch/port"`` -> the switch port's counter deltas."""
+    nic = (found or {}).get("nic") or {}
+    out = []
+    where = "%s (%s) - %s %s" % (endpoint, wiring.get("netdev") or wiring.get("nic") or "?", wiring.get("switch") or "?",
+                                 wiring.get("switch_port") or "?")
+    rx_phy = _sum(nic, RX_PHY_ERRORS)
+    bits = int(nic.get("rx_bits_phy") or 0)
+    ber = (float(nic.get("rx_corrected_bits_phy") or 0) / bits) if bits else 0.0
+    port = switch_ports.get("%s/%s" % (wiring.get("switch"), wiring.get("switch_port"))) or {}
+    switch_rx = _sum(port, SWITCH_RX_ERRORS)
+    switch_tx = _sum(port, SWITCH_TX)
+    flaps = _sum(nic, LINK_DOWN) + int(port.get("carrier_transitions") or 0)
+    if flaps:
+        out.append(("link", "cable", "the link went down %d times during the window (%s)" % (flaps, where)))
+    if rx_phy >= PHY_ERROR_MIN or ber > BER_LIMIT:
+        out.append(("nic_rx", "cable", "%d receive physical errors at the host (pre-FEC BER %.1e): the switch-to-host "
+                                       "direction (switch transmitter, cable or optic)" % (rx_phy, ber)))
+    if switch_rx >= PHY_ERROR_MIN:
+        out.append(("switch_rx", "cable", "%d receive errors on %s %s: the host-to-switch direction (host transmitter, "
+                                          "cable or optic)" % (switch_rx, wiring.get("switch"), wiring.get("switch_port"))))
+    if switch_tx >= PHY_ERROR_MIN:
+        out.append(("switch_tx", "switch_port", "%d transmit errors or discards on %s %s"
+                    % (switch_tx, wiring.get("switch"), wiring.get("switch_port"))))
+    pcie = (found or {}).get("pcie") or {}
+    pcie_text = []
+    if pcie.get("width") and pcie.get("max_width") and int(pcie["width"]) < int(pcie["max_width"]):
+        pcie_text.append("x%s of x%s under load" % (pcie["width"], pcie["max_width"]))
+    if pcie.get("speed") and pcie.get("max_speed") and float(pcie["speed"]) < float(pcie["max_speed"]):
+        pcie_text.append("%s of %s GT/s under load" % (pcie["speed"], pcie["max_speed"]))
+    aer = sum(int(pcie.get(name) or 0) for name in ("aer_correctable", "aer_nonfatal", "aer_fatal",
+                                                     "upstream_aer_correctable", "upstream_aer_nonfatal",
+                                                     "upstream_aer_fatal"))
+    if aer:
+        pcie_text.append("%d AER errors on %s or its upstream port %s" % (aer, wiring.get("pci") or "?",
+                                                                          wiring.get("upstream") or "?"))
+    signal = _sum(nic, PCI_SIGNAL)
+    if signal:
+        pcie_text.append("%d PCIe signal integrity or buffer overflow events at the NIC" % signal)
+    if pcie_text:
+        out.append(("pcie", "pcie_link", "PCIe %s: %s" % (wiring.get("pci") or "?", "; ".join(pcie_text))))
+    congestion = _sum(nic, HOST_CONGESTION)
+    pauses = _pause_sent(nic)
+    if congestion >= PHY_ERROR_MIN or (window_s and pauses / float(window_s) > PAUSE_RATE):
+        out.append(("host_rx", "nic_port", "the host cannot drain what it receives: %d receive discards or pause "
+                                           "storms, %d pauses sent" % (congestion, pauses)))
+    lldp = (found or {}).get("lldp")
+    planned = (wiring.get("switch"), wiring.get("switch_port"))
+    if lldp and (lldp.get("switch"), lldp.get("port")) != planned:
+        out.append(("lldp", "miswire", "LLDP: %s is plugged into %s %s, the plan says %s %s"
+                    % (endpoint, lldp.get("switch"), lldp.get("port"), planned[0], planned[1])))
+    mtu = (found or {}).get("mtu")
+    if rail_mtu and mtu and int(mtu) != int(rail_mtu):
+        out.append(("mtu", "nic_config", "MTU %s on %s; the rail's other ports use %s" % (mtu, endpoint, rail_mtu)))
+    return out
+
+
+# Which part the evidence names, most specific first: (part, the evidence kinds that name it).
+RULES = (
+    ("miswire", ("lldp",)),
+    ("nic_config", ("mtu",)),
+    ("pcie_link", ("pcie",)),
+    ("switch_port", ("switch_tx",)),
+    ("cable", ("link", "nic_rx", "switch_rx")),
+    ("nic_port", ("host_rx",)),
+)
+
+
+def _confidence(kinds):
+    return "low" if kinds <= 1 else ("medium" if kinds == 2 else "high")
+
+
+def _finding(part, identity, where, evidence, switch=None, alternatives=()):
+    kinds = len(set(kind for kind, _text in evidence))
+    confidence = _confidence(kinds)
+    action = PART_ACTIONS[part] % dict(where=where, switch=switch or "the switch")
+    if confidence == "low":
+        action = "inspect (one kind of evidence only): " + action
+    return dict(part=part, id=identity, confidence=confidence, evidence=[dict(kind=k, text=t) for k, t in evidence],
+                action=action, replace=confidence != "low", alternatives=list(alternatives))
+
+
+def classify_endpoint(endpoint, wiring, matrix_text, evidence):
+    """The finding for one confirmed endpoint: the part its evidence names (RULES), or the NIC port on the matrix
+    alone (low confidence, the cable and the switch port as alternatives)."""
+    found = dict((kind, (part, text)) for kind, part, text in evidence)
+    switch_port = "%s/%s" % (wiring.get("switch"), wiring.get("switch_port"))
+    where = "%s (%s) - %s %s" % (endpoint, wiring.get("netdev") or wiring.get("nic") or "?", wiring.get("switch") or "?",
+                                 wiring.get("switch_port") or "?")
+    matrix = [("matrix", matrix_text)] if matrix_text else []
+    for part, kinds in RULES:
+        mine = [(kind, found[kind][1]) for kind in kinds if kind in found]
+        if not mine:
+            continue
+        identity = switch_port if part == "switch_port" else endpoint
+        others = [(kind, text) for kind, (_part, text) in found.items() if kind not in kinds]
+        alternatives = []
+        if part == "cable" and set(k for k, _t in mine) == {"nic_rx"}:
+            alternatives = [dict(part="switch_port", id=switch_port)]
+        elif part == "cable" and set(k for k, _t in mine) == {"switch_rx"}:
+            alternatives = [dict(part="nic_port", id=endpoint)]
+        return _finding(part, identity, where, matrix + mine + others, wiring.get("switch"), alternatives)
+    return _finding("nic_port", endpoint, where, matrix, wiring.get("switch"),
+                    [dict(part="cable", id=endpoint), dict(part="switch_port", id=switch_port)])
+
+
+def locate(fleet, rails, evidence=None, retests=None, bw_fraction=0.93, alpha=1e-3, switch_share=0.5,
+           gdr_fraction=0.7):
+    """Every finding of one validation.
+
+    ``fleet``: ``{"endpoints": {"host/rail": {host, rail, nic, netdev, pci, upstream, switch, switch_port}},
+    "hosts": [...]}``; ``rails``: ``{rail: [(a, b, ok, bw_gbps), ...]}`` with endpoints named ``host/rail``;
+    ``evidence``: ``{"endpoints": {endpoint: readings}, "switch_ports": {...}, "hosts": {host: {"dcgm": {"failed_gpus":
+    [...]}, "gdr_gbps": x, "host_mem_gbps": y}}, "window_s": seconds}``; ``retests``: the anchor retest of each
+    suspect, ``{endpoint: ok}`` or a function of the endpoint that runs it (a suspect whose retest passed was
+    transient; one not retested stays a suspect). The retests of every rail are planned at once
+    (``schedule.anchor_retests``: each suspect against an anchor that passed with others, no endpoint twice in a
+    round).
+
+    Returns ``{"findings": [...], "rails": {rail: judge_rail's summary}, "transient": [endpoints cleared by retest],
+    "retest_rounds": the most rounds a rail's retests took, "retest_bound": ceil(log2 N) + 2}`` with the findings in
+    the order to act on them (confidence, then evidence).
+    """
+    evidence = evidence or {}
+    retests = retests or {}
+    endpoints = fleet.get("endpoints") or {}
+    switch_ports = evidence.get("switch_ports") or {}
+    readings = evidence.get("endpoints") or {}
+    summaries, suspects, transient = {}, {}, []
+    rounds_needed = 0
+    outcomes = {}
+    judged = {}
+    for rail, results in sorted(rails.items()):
+        names = set(name for name, wiring in endpoints.items() if wiring.get("rail") == rail)
+        if not names:
+            names = set(map(itemgetter(0), results)) | set(map(itemgetter(1), results))
+        names = sorted(names)
+        judged[rail] = rail_outcomes(names, results, bw_fraction)
+    base_rate = fleet_base_rate(list(judged.values()))
+    for rail, results in sorted(rails.items()):
+        names = judged[rail]["names"]
+        summary = rail_suspects(judged[rail], base_rate, alpha)
+        summaries[rail] = dict((key, value) for key, value in summary.items() if key != "bad_pairs")
+        found = [entry["endpoint"] for entry in summary["suspects"]]
+        if found:
+            mine = set(found)
+            suspect_pairs = [pair for pair in summary["bad_pairs"] if pair[0] in mine or pair[1] in mine]
+            passed = []
+            for a, b, ok, _bw in results:
+                if ok and a not in mine and b not in mine:
+                    passed.append((a, b))
+                    if len(passed) >= 4 * len(found) + 8:
+                        break
+            plan = anchor_retests(suspect_pairs, names, passed)
+            rounds_needed = max(rounds_needed, len(plan["rounds"]))
+            for rnd in plan["rounds"]:
+                for suspect, _anchor in rnd:
+                    outcomes[suspect] = retests(suspect) if callable(retests) else retests.get(suspect)
+        for entry in summary["suspects"]:
+            if outcomes.get(entry["endpoint"]) is True:
+                transient.append(entry["endpoint"])
+                continue
+            suspects[entry["endpoint"]] = entry
+    findings = []
+    # Hosts: every rail of the host suspect (two rails at least).
+    by_host = {}
+    for name, wiring in endpoints.items():
+        by_host.setdefault(wiring.get("host"), []).append(name)
+    absorbed = set()
+    for host, names in sorted(by_host.items()):
+        if len(names) >= 2 and all(name in suspects for name in names):
+            text = "every rail of %s fails: %s" % (host, ", ".join(
+                "%s %d of %d pairs" % (endpoints[n].get("rail"), suspects[n]["failed"], suspects[n]["tested"]) for n in sorted(names)))
+            # Independent rails (other NICs, cables and switches) failing together: the host is what they share.
+            evidence_list = [("matrix", text), ("rails", "%d independent rails" % len(names))]
+            findings.append(_finding("host", host, host, evidence_list))
+            absorbed.update(names)
+    # Switches: most of a switch's endpoints suspect on its rail.
+    by_switch = {}
+    for name, wiring in endpoints.items():
+        by_switch.setdefault(wiring.get("switch"), []).append(name)
+    for switch, names in sorted(by_switch.items(), key=lambda item: str(item[0])):
+        bad = [name for name in names if name in suspects and name not in absorbed]
+        if len(bad) >= 2 and len(bad) >= switch_share * len(names):
+            text = "%d of the %d ports of %s fail their pairs" % (len(bad), len(names), switch)
+            others = len([n for n in suspects if n not in absorbed and endpoints.get(n, {}).get("switch") != switch])
+            evidence_list = [("matrix", text), ("topology", "the failing endpoints share %s only; %d suspects elsewhere"
+                                                % (switch, others))]
+            findings.append(_finding("switch", switch, switch, evidence_list))
+            absorbed.update(bad)
+    # Endpoints: the part on the path.
+    rail_mtus = {}
+    for name, found in readings.items():
+        if found.get("mtu"):
+            rail_mtus.setdefault(endpoints.get(name, {}).get("rail"), []).append(int(found["mtu"]))
+    rail_mtu = dict((rail, median(values)) for rail, values in rail_mtus.items())
+    for name in sorted(suspects):
+        if name in absorbed:
+            continue
+        wiring = endpoints.get(name) or {}
+        entry = suspects[name]
+        matrix = "%d of its %d pairs failed or were slow" % (entry["failed"], entry["tested"])
+        if outcomes.get(name) is False:
+            matrix += "; its retest against an anchor failed too"
+        found = endpoint_evidence(name, wiring, readings.get(name), switch_ports, rail_mtu.get(wiring.get("rail")),
+                                  evidence.get("window_s"))
+        findings.append(classify_endpoint(name, wiring, matrix, found))
+    # Evidence without a failing matrix: a miswire, an MTU or physical errors that the traffic survived.
+    for name in sorted(readings):
+        if name in suspects or name in absorbed:
+            continue
+        wiring = endpoints.get(name) or {}
+        found = [item for item in endpoint_evidence(name, wiring, readings.get(name), switch_ports,
+                                                    rail_mtu.get(wiring.get("rail")), evidence.get("window_s"))
+                 if item[0] in ("lldp", "mtu", "link")]
+        if found:
+            findings.append(classify_endpoint(name, wiring, "", found))
+    # GPUs: DCGM's failures, GPUDirect far below host memory on the same host.
+    for host, found in sorted((evidence.get("hosts") or {}).items()):
+        items = []
+        failed = ((found.get("dcgm") or {}).get("failed_gpus")) or []
+        if failed:
+            items.append(("dcgm", "DCGM diagnostics failed on GPU %s" % ", ".join(str(g) for g in failed)))
+        gdr, mem = found.get("gdr_gbps"), found.get("host_mem_gbps")
+        if gdr is not None and mem and float(gdr) < gdr_fraction * float(mem):
+            items.append(("gdr", "GPUDirect %.1f Gb/s against %.1f Gb/s from host memory on the same pair: the GPU-NIC "
+                                 "path" % (float(gdr), float(mem))))
+        if items:
+            gpu = failed[0] if failed else found.get("gdr_gpu", "?")
+            findings.append(_finding("gpu", "%s/gpu%s" % (host, gpu), "%s on %s" % (gpu, host), items))
+    order = {"high": 0, "medium": 1, "low": 2}
+    findings.sort(key=lambda f: (order[f["confidence"]], -len(f["evidence"]), f["part"], str(f["id"])))
+    return {"findings": findings, "rails": summaries, "transient": sorted(transient), "retest_rounds": rounds_needed,
+            "retest_bound": retest_bound(max(len(by_host), 2))}

@@ -1,0 +1,71 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Validation: a PCIe link's state and its AER counters as Linux's sysfs prints them. Pure parsers.
+
+PRIVATE to the roce.fabric collection: may change without notice.
+
+``current_link_speed`` / ``max_link_speed`` print ``32.0 GT/s PCIe`` (``8 GT/s`` or ``8.0 GT/s`` on older kernels,
+``Unknown`` when the link is down); ``current_link_width`` / ``max_link_width`` a number. The AER files
+(``aer_dev_correctable``, ``aer_dev_nonfatal``, ``aer_dev_fatal``; Documentation/ABI/testing/
+sysfs-bus-pci-devices-aer_stats) print one ``<error name> <count>`` line per error and a ``TOTAL_ERR_*`` line. A
+device's errors may be counted at its link partner (the upstream port) instead: both ends are read. A link is
+judged under load only: idle GPUs and NICs train down to save power, which is not a fault.
+"""
+
+from __future__ import annotations
+
+import re
+
+SPEED_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*GT/s")
+
+
+def parse_link_speed(text):
+    """GT/s as a float from ``current_link_speed``; None for ``Unknown`` or anything else."""
+    match = SPEED_RE.match(text or "")
+    return float(match.group(1)) if match else None
+
+
+def parse_link_width(text):
+    try:
+        value = int(str(text).strip())
+    except (TypeError, ValueError):
+        return None
+    return value if value > 0 else None
+
+
+def link_state(speed, width, max_speed, max_width):
+    """``{speed, width, max_speed, max_width}`` (GT/s and lanes) from the four sysfs files' text."""
+    return dict(speed=parse_link_speed(speed), width=parse_link_width(width), max_speed=parse_link_speed(max_speed),
+                max_width=parse_link_width(max_width))
+
+
+def link_files(text):
+    """The four values of ``cat current_link_speed current_link_width max_link_speed max_link_width``."""
+    lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
+    if len(lines) != 4:
+        raise ValueError("expected the four link files' values, got %d lines" % len(lines))
+    return link_state(*lines)
+
+
+def parse_aer(text):
+    """One AER file as ``{error name: count}``, its ``TOTAL_ERR_*`` line under ``total``."""
+    counts = {}
+    for line in (text or "").splitlines():
+        name, _sep, value = line.strip().rpartition(" ")
+        if not name or not value.isdigit():
+            continue
+        if name.startswith("TOTAL_ERR_"):
+            counts["total"] = int(value)
+        else:
+            counts[name] = int(value)
+    if "total" not in counts and counts:
+        counts["total"] = sum(counts.values())
+    return counts
+
+
+def aer_delta(before, after):
+    """New errors between two readings of one AER file (0 after a reset, which starts the counts again)."""
+    old, new = parse_aer(before).get("total", 0), parse_aer(after).get("total", 0)
+    return new - old if new >= old else new

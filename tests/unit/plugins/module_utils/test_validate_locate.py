@@ -1,0 +1,157 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The fault location (module_utils/validate/locate.py): the matrix's suspects, the rules that name a part from the
+window's evidence (on real ethtool -S, AER and link samples of the corpus), and the fleet model's faults on a small
+fleet (tests/fleet/model.py; tests/bench/locate_bench.py runs the large ones)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from ansible_collections.roce.fabric.plugins.module_utils.qos.counters import deltas, parse_ethtool_stats
+from ansible_collections.roce.fabric.plugins.module_utils.validate import locate, pcie
+from ansible_collections.roce.fabric.tests.fleet import model
+from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
+
+WIRING = dict(host="gpu01", rail="r0", nic="mlx5_0", netdev="ens1np0", pci="0000:18:00.0", upstream="0000:17:01.0",
+              switch="leaf-r0-0", switch_port="swp1")
+
+
+def rail(names, bad_with=(), transient=(), bw=400.0):
+    """The full matrix of ``names``: pairs with an endpoint of ``bad_with`` fail, the pairs of ``transient`` too."""
+    results = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            ok = a not in bad_with and b not in bad_with and (a, b) not in transient
+            results.append((a, b, ok, bw if ok else None))
+    return results
+
+
+def test_the_binomial_tail():
+    assert locate.binomial_tail(0, 10, 0.1) == 1.0
+    assert locate.binomial_tail(11, 10, 0.1) == 0.0
+    assert abs(locate.binomial_tail(1, 10, 0.1) - (1 - 0.9 ** 10)) < 1e-12
+    assert abs(locate.binomial_tail(10, 10, 0.5) - 0.5 ** 10) < 1e-15
+
+
+def test_an_endpoint_that_fails_with_everyone_is_the_suspect_and_a_chance_failure_is_not():
+    names = ["h%d/r0" % i for i in range(8)]
+    judged = locate.judge_rail(names, rail(names, bad_with=["h3/r0"], transient=[("h0/r0", "h5/r0")]))
+    assert [s["endpoint"] for s in judged["suspects"]] == ["h3/r0"]
+    assert judged["suspects"][0] == dict(endpoint="h3/r0", failed=7, tested=7)
+    assert judged["unexplained"] == 1 and judged["pairs"] == 28
+    # A pair slower than 93 % of the rail's median is as bad as a failed one.
+    slow = [(a, b, ok, 150.0 if "h6/r0" in (a, b) else bw) for a, b, ok, bw in rail(names)]
+    assert [s["endpoint"] for s in locate.judge_rail(names, slow)["suspects"]] == ["h6/r0"]
+    assert locate.judge_rail(names, rail(names))["suspects"] == []
+    with pytest.raises(locate.LocateError, match="not on the rail"):
+        locate.judge_rail(names[:2], rail(names[:3]))
+
+
+def nic_delta(name):
+    """A real ethtool -S sample as the counters after the window, every counter zero before it."""
+    after = parse_ethtool_stats(corpus.read("counters", name))
+    return deltas(dict((counter, 0) for counter in after), after)
+
+
+def test_receive_discards_and_pauses_sent_name_the_host_side_nic_port():
+    # The kernel 6.5 ConnectX sample: 441,063,206,498 receive discards and 44,414,017 pauses sent.
+    found = locate.endpoint_evidence("gpu01/r0", WIRING, {"nic": nic_delta("ethtool_S_mlx5_6.5_netdev.txt")}, {},
+                                     window_s=60)
+    assert [(kind, part) for kind, part, _text in found] == [("host_rx", "nic_port")]
+    finding = locate.classify_endpoint("gpu01/r0", WIRING, "7 of its 7 pairs failed or were slow", found)
+    assert (finding["part"], finding["id"], finding["confidence"], finding["replace"]) == ("nic_port", "gpu01/r0",
+                                                                                           "medium", True)
+    assert [e["kind"] for e in finding["evidence"]] == ["matrix", "host_rx"]
+
+
+def test_pcie_aer_at_the_upstream_port_names_the_host_pcie_link_and_a_full_link_does_not():
+    aer = pcie.aer_delta(corpus.read("pcie", "aer_dev_fatal_abi.txt"), corpus.read("pcie", "aer_dev_correctable_abi.txt"))
+    assert aer == 2  # TOTAL_ERR_COR 2 against no errors
+    full = pcie.link_files(corpus.read("pcie", "link_h100x1_gen5_x16.txt"))
+    assert locate.endpoint_evidence("gpu01/r0", WIRING, {"pcie": full}, {}) == []
+    found = locate.endpoint_evidence("gpu01/r0", WIRING, {"pcie": dict(full, upstream_aer_correctable=aer)}, {})
+    assert [(kind, part) for kind, part, _text in found] == [("pcie", "pcie_link")]
+    assert "2 AER errors on 0000:18:00.0 or its upstream port 0000:17:01.0" in found[0][2]
+    narrow = locate.endpoint_evidence("gpu01/r0", WIRING, {"pcie": dict(full, width=8)}, {})
+    assert "x8 of x16 under load" in narrow[0][2]
+
+
+@pytest.mark.parametrize("nic, port, part, alternatives", [
+    ({"rx_crc_errors_phy": 400}, {"in_errors": 300}, "cable", []),
+    ({"link_down_events_phy": 2}, {}, "cable", []),
+    ({"rx_crc_errors_phy": 400}, {}, "cable", [{"part": "switch_port", "id": "leaf-r0-0/swp1"}]),
+    ({}, {"in_errors": 300}, "cable", [{"part": "nic_port", "id": "gpu01/r0"}]),
+    ({"rx_crc_errors_phy": 400}, {"out_discards": 5000}, "switch_port", []),
+    ({"rx_crc_errors_phy": 3}, {}, "nic_port", [{"part": "cable", "id": "gpu01/r0"},
+                                                {"part": "switch_port", "id": "leaf-r0-0/swp1"}]),
+])
+def test_the_direction_of_physical_errors(nic, port, part, alternatives):
+    found = locate.endpoint_evidence("gpu01/r0", WIRING, {"nic": nic}, {"leaf-r0-0/swp1": port} if port else {})
+    finding = locate.classify_endpoint("gpu01/r0", WIRING, "5 of its 7 pairs failed or were slow", found)
+    assert finding["part"] == part and finding["alternatives"] == alternatives
+    assert finding["id"] == ("leaf-r0-0/swp1" if part == "switch_port" else "gpu01/r0")
+    # A few receive errors alone are no evidence: the matrix alone is low confidence, no replacement.
+    assert finding["confidence"] == ("low" if part == "nic_port" else finding["confidence"])
+
+
+def test_lldp_against_the_plan_and_the_mtu_against_the_rail():
+    found = locate.endpoint_evidence("gpu01/r0", WIRING, {"lldp": {"switch": "leaf-r1-0", "port": "swp1"}, "mtu": 1500},
+                                     {}, rail_mtu=9000)
+    assert [kind for kind, _part, _text in found] == ["lldp", "mtu"]
+    finding = locate.classify_endpoint("gpu01/r0", WIRING, "7 of its 7 pairs failed", found)
+    assert finding["part"] == "miswire" and finding["confidence"] == "high"
+    assert "LLDP: gpu01/r0 is plugged into leaf-r1-0 swp1, the plan says leaf-r0-0 swp1" in [e["text"] for e in finding["evidence"]]
+    assert locate.endpoint_evidence("gpu01/r0", WIRING, {"lldp": {"switch": "leaf-r0-0", "port": "swp1"}, "mtu": 9000},
+                                    {}, rail_mtu=9000) == []
+
+
+@pytest.mark.parametrize("kind", model.FAULTS)
+def test_each_fault_of_the_fleet_model_is_named_first_on_eight_hosts(kind):
+    fleet = model.Fleet(8, rails=4)
+    rng = random.Random(kind)
+    for seed in range(6):
+        fault = model.pick(fleet, kind, rng)
+        rails, evidence, retest = model.run(fleet, [fault], seed, switch_read=1.0)
+        result = locate.locate(fleet.describe(), rails, evidence, retest)
+        first = result["findings"][0]
+        assert first["part"] == {"mtu": "nic_config"}.get(kind, kind) and first["id"] in fault["ids"], result["findings"][:3]
+        # A GPU that DCGM passes (the model's 30 %) has GPUDirect's contrast only, and an MTU its port's pairs only
+        # when too few fail to stand out: one kind of evidence, low confidence.
+        if kind not in ("gpu", "mtu"):
+            assert first["confidence"] in ("medium", "high") and first["replace"]
+        assert result["retest_rounds"] <= result["retest_bound"]
+
+
+def test_a_healthy_fleet_gets_no_finding_and_a_suspect_cleared_by_its_retest_is_transient():
+    fleet = model.Fleet(16, rails=4)
+    for seed in range(5):
+        rails, evidence, retest = model.run(fleet, [], seed)
+        assert locate.locate(fleet.describe(), rails, evidence, retest)["findings"] == []
+    names = ["h%d/r0" % i for i in range(8)]
+    endpoints = dict((name, dict(WIRING, host=name.split("/")[0], switch_port="swp%d" % i)) for i, name in enumerate(names))
+    flaky = rail(names, transient=[("h0/r0", "h%d/r0" % i) for i in range(1, 6)])
+    suspect = locate.locate({"endpoints": endpoints}, {"r0": flaky}, {}, {"h0/r0": False})
+    assert [(f["part"], f["id"]) for f in suspect["findings"]] == [("nic_port", "h0/r0")]
+    assert "its retest against an anchor failed too" in suspect["findings"][0]["evidence"][0]["text"]
+    cleared = locate.locate({"endpoints": endpoints}, {"r0": flaky}, {}, {"h0/r0": True})
+    assert cleared["findings"] == [] and cleared["transient"] == ["h0/r0"]
+
+
+def test_the_host_s_lldp_neighbour_from_lldpcli_against_the_cabling_plan():
+    from ansible_collections.roce.fabric.plugins.module_utils.validate import lldp
+    heard = lldp.parse_neighbors(corpus.read("lldp", "lldpcli_json0_host_1.0.16.txt"))["ens1np0"]
+    assert (heard["switch"], heard["port"], heard["port_id_type"]) == ("leaf-r0-0", "swp1", "ifname")
+    reading = {"lldp": {"switch": heard["switch"], "port": heard["port"]}}
+    assert locate.endpoint_evidence("gpu01/r0", WIRING, reading, {}) == []
+    moved = locate.endpoint_evidence("gpu01/r0", dict(WIRING, switch_port="swp2"), reading, {})
+    assert [(kind, part) for kind, part, _text in moved] == [("lldp", "miswire")]
+    # lldpd's defaults on the host's side: the MAC as port ID, the interface name as description.
+    leaf = lldp.parse_neighbors(corpus.read("lldp", "lldpcli_json0_leaf_1.0.16.txt"))["swp1"]
+    assert (leaf["port_id_type"], leaf["port"]) == ("mac", "ens1np0")
+    with pytest.raises(lldp.LldpError):
+        lldp.parse_neighbors("Interface: ens1np0, via: LLDP")
+    assert lldp.parse_neighbors('{"lldp": [{}]}') == {}
