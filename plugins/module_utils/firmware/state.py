@@ -63,17 +63,19 @@ def wanted_rows(tool, tool_device, device, names):
             array_names.append((name, "%s[%d]" % (key, index)))
     if missing:
         # Ask the tool about each missing name: it tells unknown names from unsupported ones.
-        reasons = []
+        reasons, unsupported = [], []
         for base in sorted(set(missing)):
             try:
                 tool.query(tool_device, [base])
                 reasons.append("%s is not listed by the device" % base)
             except FirmwareError as exc:
                 reasons.append(str(exc).split(": ", 1)[-1])
-        raise FirmwareError(
-            "Parameters not available on %s: %s" % (tool_device, "; ".join(reasons)),
-            category="unknown_parameter",
-        )
+                if "doesn't support" in str(exc).lower():
+                    unsupported.append(base)
+        message = "Parameters not available on %s: %s" % (tool_device, "; ".join(reasons))
+        if unsupported:
+            message += "; " + firmware_hint(unsupported, device, tool.firmware_version(tool_device))
+        raise FirmwareError(message, category="unknown_parameter")
     if array_names:
         elements = tool.query(tool_device, [device_name for _name, device_name in array_names])
         for name, device_name in array_names:
@@ -82,6 +84,16 @@ def wanted_rows(tool, tool_device, device, names):
                 raise FirmwareError("%s was not returned by the device" % name, category="unknown_parameter")
             rows[name] = elements["params"][key]
     return rows
+
+
+def firmware_hint(names, device, version=None):
+    """What to do about parameters the adapter's firmware does not offer (the tool's "doesn't support"): the
+    firmware, named by its version and the adapter's part number, predates them; a release that offers them must be
+    burnt first (NVIDIA's firmware release notes list when each parameter came)."""
+    adapter = (device or {}).get("name") or (device or {}).get("device_type") or "the adapter"
+    firmware = "firmware %s" % version if version else "the firmware"
+    return ("%s of %s does not offer %s: update the adapter's firmware to a release that does, then run again"
+            % (firmware, adapter, ", ".join(names)))
 
 
 def device_spelling(device, name):

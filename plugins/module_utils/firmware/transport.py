@@ -140,6 +140,26 @@ class FirmwareTool(object):
         adapter = adapter_address(address, self.sysfs_root)
         return adapter, adapter
 
+    def firmware_version(self, tool_device):
+        """The running firmware's version as the RDMA driver reports it (``fw_ver`` of the adapter's RDMA device in
+        sysfs, ``16.27.2008``), or None (an MFT device path, no RDMA driver loaded)."""
+        if tool_device.startswith("/"):
+            return None
+        path = os.path.join(self.sysfs_root, "sys", "bus", "pci", "devices", tool_device, "infiniband")
+        try:
+            names = sorted(os.listdir(path))
+        except OSError:
+            return None
+        for name in names:
+            try:
+                with open(os.path.join(path, name, "fw_ver")) as handle:
+                    version = handle.read().strip()
+            except (IOError, OSError):
+                continue
+            if version:
+                return version
+        return None
+
     def query(self, tool_device, names=None):
         argv = [self.path, "-d", tool_device, "-e", "query"] + list(names or [])
         rc, out, err = self.runner.run(argv)

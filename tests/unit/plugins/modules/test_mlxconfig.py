@@ -272,7 +272,17 @@ def test_unknown_and_unsupported_parameters_use_the_tools_words(monkeypatch, sys
     assert result["failed"] is True and result["category"] == "unknown_parameter"
     assert "Unknown Parameter: FOO_BAR" in result["msg"]
     assert "The Device doesn't support ATS_ENABLED parameter" in result["msg"]
+    # The unsupported one names its cause: the firmware, by the version the RDMA driver reports when it is loaded.
+    assert result["msg"].endswith("the firmware of %s does not offer ATS_ENABLED: update the adapter's firmware to a "
+                                  "release that does, then run again" % "0R887V"), result["msg"]
     assert fake.mutating == []
+    ib = os.path.join(sysfs, "sys", "bus", "pci", "devices", "0000:19:00.0", "infiniband", "mlx5_0")
+    os.makedirs(ib)
+    with open(os.path.join(ib, "fw_ver"), "w") as handle:
+        handle.write("16.27.2008\n")
+    result = run(dict(devices=["19:00.0"], params=dict(ATS_ENABLED=True)))
+    assert "firmware 16.27.2008 of %s does not offer ATS_ENABLED" % "0R887V" in result["msg"], result["msg"]
+    assert "FOO_BAR" not in result["msg"] and fake.mutating == []
 
 
 def test_read_only_parameter(monkeypatch, sysfs):
