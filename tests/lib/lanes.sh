@@ -132,7 +132,6 @@ tier_peer() {
   need_root
   local row name known=() wanted=() which
   for which in "${@:-all}"; do
-    [ "$which" = vm ] && which=rdma  # the tier's earlier name
     wanted+=("$which")
   done
   for row in "${PEER_TIERS[@]}"; do known+=("${row%%|*}"); done
