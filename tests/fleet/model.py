@@ -83,8 +83,14 @@ class Fleet(object):
                     switch="leaf-%s-%d" % (rail, i // hosts_per_leaf), switch_port="swp%d" % (i % hosts_per_leaf + 1))
         self.rounds = circle_rounds(self.hosts)
 
-    def describe(self):
-        return {"hosts": list(self.hosts), "endpoints": self.endpoints}
+    def describe(self, plan=True):
+        """What the engine is told of the fleet: with ``plan``, each port's switch and switch port (the site's cabling
+        plan); without, the switch of each port is what LLDP says."""
+        if plan:
+            return {"hosts": list(self.hosts), "endpoints": self.endpoints}
+        return {"hosts": list(self.hosts), "endpoints": dict(
+            (name, dict((k, v) for k, v in wiring.items() if k not in ("switch", "switch_port")))
+            for name, wiring in self.endpoints.items())}
 
 
 def pick(fleet, kind, rng):
@@ -109,10 +115,11 @@ def pick(fleet, kind, rng):
     return dict(kind=kind, endpoint=endpoint, ids=[endpoint])
 
 
-def run(fleet, faults, seed, noise=0.05, transient=0.01, benign=0.005, gpus=True, switch_read=0.8):
+def run(fleet, faults, seed, noise=0.05, transient=0.01, benign=0.005, gpus=True, switch_read=0.8, lldp_all=False):
     """One validation of the fleet with ``faults``: ``(rails, evidence, retest)`` where ``retest(endpoint)`` is the
     outcome of that endpoint's test against a healthy anchor (what the retest round would give). The switches are
-    read in ``switch_read`` of the runs (else their counters are missing, as when the switch stage cannot log in)."""
+    read in ``switch_read`` of the runs (else their counters are missing, as when the switch stage cannot log in);
+    ``lldp_all`` gives every port's LLDP neighbour (for a fleet described without its cabling plan)."""
     rng = random.Random(seed)
     switches_read = rng.random() < switch_read
     bad_endpoint = {}   # endpoint -> how its pairs behave: ("fail", p) or ("slow", factor, p_fail)
@@ -193,6 +200,11 @@ def run(fleet, faults, seed, noise=0.05, transient=0.01, benign=0.005, gpus=True
 
     # The readings, through the tools' formats and the collection's parsers.
     evidence = {}
+    if lldp_all:
+        # A switch that is down sends no LLDP, and a host that is down is not read at all.
+        for name, wiring in fleet.endpoints.items():
+            if wiring["switch"] not in dead_switches and wiring["host"] not in dead_hosts:
+                readings.setdefault(name, {}).setdefault("lldp", dict(switch=wiring["switch"], port=wiring["switch_port"]))
     for name in fleet.endpoints:
         extra = nic.get(name)
         if extra is None and rng.random() < benign:

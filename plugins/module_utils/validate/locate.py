@@ -184,13 +184,25 @@ def _pause_sent(counters):
                if name.startswith("tx_prio") and name.endswith("_pause") or name == "tx_pause_ctrl_phy")
 
 
-def endpoint_evidence(endpoint, wiring, found, switch_ports, rail_mtu=None, window_s=None):
+def switch_rails(endpoints, readings):
+    """Without a cabling plan: the rail each switch serves, as most of the ports that hear it over LLDP say."""
+    heard = {}
+    for name, found in (readings or {}).items():
+        switch = ((found or {}).get("lldp") or {}).get("switch")
+        rail = (endpoints.get(name) or {}).get("rail")
+        if switch and rail is not None:
+            heard.setdefault(switch, Counter())[rail] += 1
+    return dict((switch, counts.most_common(1)[0][0]) for switch, counts in heard.items())
+
+
+def endpoint_evidence(endpoint, wiring, found, switch_ports, rail_mtu=None, window_s=None, rails_of_switches=None):
     """What the window's evidence says about one endpoint's path: a list of ``(kind, part, text)``.
 
     ``found``: the endpoint's readings - ``nic`` (ethtool -S deltas), ``pcie`` (link under load and AER deltas:
     ``speed``, ``max_speed``, ``width``, ``max_width``, ``aer_correctable``, ``aer_nonfatal``, ``aer_fatal``,
     ``upstream_aer_correctable``...), ``lldp`` (``{switch, port}`` the host's neighbour), ``mtu``;
-    ``switch_ports``: ``"switch/port"`` -> the switch port's counter deltas."""
+    ``switch_ports``: ``"switch/port"`` -> the switch port's counter deltas; ``rails_of_switches``: without a cabling
+    plan (no ``switch`` in ``wiring``), the rail each switch serves (``switch_rails``), for the rail alignment."""
     nic = (found or {}).get("nic") or {}
     out = []
     where = "%s (%s) - %s %s" % (endpoint, wiring.get("netdev") or wiring.get("nic") or "?", wiring.get("switch") or "?",
@@ -236,10 +248,16 @@ def endpoint_evidence(endpoint, wiring, found, switch_ports, rail_mtu=None, wind
         out.append(("host_rx", "nic_port", "the host cannot drain what it receives: %d receive discards or pause "
                                            "storms, %d pauses sent" % (congestion, pauses)))
     lldp = (found or {}).get("lldp")
-    planned = (wiring.get("switch"), wiring.get("switch_port"))
-    if lldp and (lldp.get("switch"), lldp.get("port")) != planned:
+    # A switch the wiring took from LLDP itself (no cabling plan) is no plan to compare LLDP with.
+    planned = (wiring.get("switch"), wiring.get("switch_port")) if wiring.get("planned", True) else (None, None)
+    if lldp and planned[0] and (lldp.get("switch"), lldp.get("port")) != planned:
         out.append(("lldp", "miswire", "LLDP: %s is plugged into %s %s, the plan says %s %s"
                     % (endpoint, lldp.get("switch"), lldp.get("port"), planned[0], planned[1])))
+    elif lldp and not planned[0] and rails_of_switches:
+        serves = rails_of_switches.get(lldp.get("switch"))
+        if serves is not None and serves != wiring.get("rail"):
+            out.append(("lldp", "miswire", "LLDP: %s (rail %s) is plugged into %s %s, whose other ports are on rail %s"
+                        % (endpoint, wiring.get("rail"), lldp.get("switch"), lldp.get("port"), serves)))
     mtu = (found or {}).get("mtu")
     if rail_mtu and mtu and int(mtu) != int(rail_mtu):
         out.append(("mtu", "nic_config", "MTU %s on %s; the rail's other ports use %s" % (mtu, endpoint, rail_mtu)))
@@ -314,9 +332,18 @@ def locate(fleet, rails, evidence=None, retests=None, bw_fraction=0.93, alpha=1e
     """
     evidence = evidence or {}
     retests = retests or {}
-    endpoints = fleet.get("endpoints") or {}
     switch_ports = evidence.get("switch_ports") or {}
     readings = evidence.get("endpoints") or {}
+    endpoints = dict(fleet.get("endpoints") or {})
+    # Without a cabling plan, a port's switch is the one it hears over LLDP; the rail alignment (every rail's ports on
+    # that rail's switches) stands in for the plan.
+    unplanned = [name for name, wiring in endpoints.items() if not wiring.get("switch")]
+    rails_of_switches = switch_rails(endpoints, readings) if unplanned else None
+    for name in unplanned:
+        heard = (readings.get(name) or {}).get("lldp") or {}
+        if heard.get("switch"):
+            endpoints[name] = dict(endpoints[name], switch=heard["switch"], switch_port=heard.get("port"),
+                                   planned=False)
     summaries, suspects, transient = {}, {}, []
     rounds_needed = 0
     outcomes = {}
@@ -366,10 +393,25 @@ def locate(fleet, rails, evidence=None, retests=None, bw_fraction=0.93, alpha=1e
             evidence_list = [("matrix", text), ("rails", "%d independent rails" % len(names))]
             findings.append(_finding("host", host, host, evidence_list))
             absorbed.update(names)
-    # Switches: most of a switch's endpoints suspect on its rail.
+    # Switches: most of a switch's endpoints suspect on its rail. Without a plan, the ports that hear no switch over
+    # LLDP are grouped by rail: a switch that is down sends no LLDP.
     by_switch = {}
     for name, wiring in endpoints.items():
-        by_switch.setdefault(wiring.get("switch"), []).append(name)
+        if wiring.get("switch"):
+            by_switch.setdefault(wiring.get("switch"), []).append(name)
+    silent = {}
+    for name in unplanned:
+        if not endpoints[name].get("switch"):
+            silent.setdefault(endpoints[name].get("rail"), []).append(name)
+    for rail_name, names in sorted(silent.items(), key=lambda item: str(item[0])):
+        bad = [name for name in names if name in suspects and name not in absorbed]
+        if len(bad) >= 2 and len(bad) >= switch_share * len(names):
+            evidence_list = [("matrix", "%d ports of rail %s fail their pairs" % (len(bad), rail_name)),
+                             ("lldp", "none of them hears a switch over LLDP (no cabling plan names it)")]
+            findings.append(_finding("switch", "rail %s: the switch %s" % (rail_name, ", ".join(sorted(bad)[:3]) +
+                                                                         (" ..." if len(bad) > 3 else "") + " hang off"),
+                                     "the switch of rail %s" % rail_name, evidence_list))
+            absorbed.update(bad)
     for switch, names in sorted(by_switch.items(), key=lambda item: str(item[0])):
         bad = [name for name in names if name in suspects and name not in absorbed]
         if len(bad) >= 2 and len(bad) >= switch_share * len(names):
@@ -394,7 +436,7 @@ def locate(fleet, rails, evidence=None, retests=None, bw_fraction=0.93, alpha=1e
         if outcomes.get(name) is False:
             matrix += "; its retest against an anchor failed too"
         found = endpoint_evidence(name, wiring, readings.get(name), switch_ports, rail_mtu.get(wiring.get("rail")),
-                                  evidence.get("window_s"))
+                                  evidence.get("window_s"), rails_of_switches)
         findings.append(classify_endpoint(name, wiring, matrix, found))
     # Evidence without a failing matrix: a miswire, an MTU or physical errors that the traffic survived.
     for name in sorted(readings):
@@ -402,7 +444,8 @@ def locate(fleet, rails, evidence=None, retests=None, bw_fraction=0.93, alpha=1e
             continue
         wiring = endpoints.get(name) or {}
         found = [item for item in endpoint_evidence(name, wiring, readings.get(name), switch_ports,
-                                                    rail_mtu.get(wiring.get("rail")), evidence.get("window_s"))
+                                                    rail_mtu.get(wiring.get("rail")), evidence.get("window_s"),
+                                                    rails_of_switches)
                  if item[0] in ("lldp", "mtu", "link")]
         if found:
             findings.append(classify_endpoint(name, wiring, "", found))

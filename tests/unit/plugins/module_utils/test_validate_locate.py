@@ -155,3 +155,24 @@ def test_the_host_s_lldp_neighbour_from_lldpcli_against_the_cabling_plan():
     with pytest.raises(lldp.LldpError):
         lldp.parse_neighbors("Interface: ens1np0, via: LLDP")
     assert lldp.parse_neighbors('{"lldp": [{}]}') == {}
+
+
+def test_without_a_cabling_plan_lldp_gives_the_switches_and_the_rail_alignment_finds_a_miswire():
+    fleet = model.Fleet(8, rails=4)
+    rng = random.Random(3)
+    for seed in range(4):
+        fault = model.pick(fleet, "miswire", rng)
+        rails, evidence, retest = model.run(fleet, [fault], seed, lldp_all=True)
+        result = locate.locate(fleet.describe(plan=False), rails, evidence, retest)
+        named = [(f["part"], f["id"]) for f in result["findings"][:2]]
+        assert sorted(named) == sorted(("miswire", endpoint) for endpoint in fault["ids"]), result["findings"][:3]
+        assert "whose other ports are on rail" in " ".join(e["text"] for e in result["findings"][0]["evidence"])
+    # A switch that is down sends no LLDP: the ports of its rail that hear nothing and fail are its.
+    fault = model.pick(fleet, "switch", rng)
+    rails, evidence, retest = model.run(fleet, [fault], 11, lldp_all=True)
+    result = locate.locate(fleet.describe(plan=False), rails, evidence, retest)
+    rail = fault["ids"][0].split("-")[1]
+    assert result["findings"][0]["part"] == "switch" and result["findings"][0]["id"].startswith("rail %s: " % rail)
+    assert result["findings"][0]["confidence"] == "medium" and len(result["findings"]) == 1, result["findings"]
+    rails, evidence, retest = model.run(fleet, [], 12, lldp_all=True)
+    assert locate.locate(fleet.describe(plan=False), rails, evidence, retest)["findings"] == []
