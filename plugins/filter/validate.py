@@ -13,6 +13,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.validate.checks import
 from ansible_collections.roce.fabric.plugins.module_utils.validate.checks import nccl_environment, traffic_ports
 from ansible_collections.roce.fabric.plugins.module_utils.validate.gpu import health_check
 from ansible_collections.roce.fabric.plugins.module_utils.validate.nccl import mpi_run, mpi_run_checks
+from ansible_collections.roce.fabric.plugins.module_utils.validate.plan import side_outcome
 from ansible_collections.roce.fabric.plugins.module_utils.validate.ssh import TrustError, key_options, path_problems
 
 
@@ -41,6 +42,13 @@ def mpi_ssh_path_problems(registered, home, user, uid):
         raise AnsibleFilterError("mpi_ssh_path_problems expects the registered loop of ansible.builtin.stat")
     stats = [(result.get("item"), result.get("stat") or {}) for result in registered.get("results") or []]
     return path_problems(stats, home, user, uid)
+
+
+def validate_side_outcome(part, server=None, client=None, collect=None):
+    if not isinstance(part, dict):
+        raise AnsibleFilterError("validate_side_outcome expects this host's part of the round ({role, test, args})")
+    return side_outcome(part, server if isinstance(server, dict) else {}, client if isinstance(client, dict) else {},
+                        collect if isinstance(collect, dict) else {})
 
 
 def validate_mpi_checks(result):
@@ -130,7 +138,7 @@ class FilterModule:
     def filters(self):
         return {"validate_traffic_ports": validate_traffic_ports, "validate_nccl_env": validate_nccl_env,
                 "validate_mpi_run": validate_mpi_run, "validate_mpi_checks": validate_mpi_checks,
-                "mpi_ssh_path_problems": mpi_ssh_path_problems,
+                "mpi_ssh_path_problems": mpi_ssh_path_problems, "validate_side_outcome": validate_side_outcome,
                 "mpi_key_options": mpi_key_options, "mpi_key_options_all": mpi_key_options_all,
                 "mpi_addresses": mpi_addresses, "mpi_known_hosts": mpi_known_hosts, "switch_checks": switch_checks,
                 "gpu_health_check": gpu_health_check, "discovery_check": discovery_check}

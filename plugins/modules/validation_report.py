@@ -84,6 +84,49 @@ options:
   max_lat_usec:
     description: Latency threshold (usec) for latency tests.
     type: float
+  perftest:
+    description:
+      - V(plan) - what every pair test shares, from which the plan gives each side of each test its
+        roce.fabric.perftest arguments (RV(plan.assignments), C(args)).
+    type: dict
+    default: {}
+    suboptions:
+      rdma_cm:
+        description: Connect through RDMA-CM (the GID is then the CM's; none is given).
+        type: bool
+        default: true
+      tos:
+        description:
+          - The ToS of perftest's traffic, 0-255 (rping has no such option); none or empty leaves it to the tool.
+        type: raw
+      size:
+        description: Message size (bytes) of the bandwidth tests when not every size is run.
+        type: int
+        default: 65536
+      all_sizes:
+        description: Run the bandwidth and latency tests over every message size.
+        type: bool
+        default: false
+      duration:
+        description: Seconds a bandwidth test runs when not every size is run.
+        type: int
+        default: 5
+      rping_count:
+        description: rping's iterations.
+        type: int
+        default: 10
+      timeout:
+        description: Seconds a test may take.
+        type: int
+        default: 60
+      run_dir:
+        description: The tests' run folder on the hosts.
+        type: str
+        default: /var/tmp/roce-fabric-validate/perftest
+      tools_dir:
+        description: A folder holding the tools, instead of the PATH; empty for the PATH.
+        type: str
+        default: ""
   plan:
     description: V(write) - the plan returned by O(mode=plan).
     type: dict
@@ -146,7 +189,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 plan:
-  description: V(plan) - C(tests), C(rounds) (test ids per round), C(assignments) (per round, host to C({role, test})),
+  description: V(plan) - C(tests), C(rounds) (test ids per round), C(assignments) (per round, host to C({role, test, args}), C(args) the perftest arguments of its side),
     C(port_first), C(port_last), C(hosts_without_rdma).
   returned: mode is plan
   type: dict
@@ -178,6 +221,7 @@ failures:
 
 import json
 import os
+import re
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
@@ -204,9 +248,14 @@ def plan_tests(run):
         run.fail("port_base must be between 1 and 65000, got %d" % p["port_base"])
     if not 0 < p["bw_fraction"] <= 1:
         run.fail("bw_fraction must be above 0 and at most 1, got %s" % p["bw_fraction"])
+    tos = p["perftest"].get("tos")
+    if tos is not None and str(tos).strip() != "":
+        if not re.match(r"^[0-9]{1,3}$", str(tos).strip()) or int(str(tos).strip()) > 255:
+            run.fail("perftest.tos must be a ToS of 0-255 (or empty for none), got %r" % (tos,))
     try:
         result = _validate.plan(p["hosts"], p["tests"], pairs=p["pairs"], port_base=p["port_base"],
-                                bw_fraction=p["bw_fraction"], min_bw_gbps=p["min_bw_gbps"], max_lat_usec=p["max_lat_usec"])
+                                bw_fraction=p["bw_fraction"], min_bw_gbps=p["min_bw_gbps"], max_lat_usec=p["max_lat_usec"],
+                                perftest=p["perftest"])
     except _validate.PlanError as exc:
         run.fail(str(exc))
     if result["port_last"] > 65535:
@@ -286,6 +335,17 @@ def main():
             bw_fraction=dict(type="float", default=0.9),
             min_bw_gbps=dict(type="float"),
             max_lat_usec=dict(type="float"),
+            perftest=dict(type="dict", default={}, options=dict(
+                rdma_cm=dict(type="bool", default=True),
+                tos=dict(type="raw"),
+                size=dict(type="int", default=65536),
+                all_sizes=dict(type="bool", default=False),
+                duration=dict(type="int", default=5),
+                rping_count=dict(type="int", default=10),
+                timeout=dict(type="int", default=60),
+                run_dir=dict(type="str", default="/var/tmp/roce-fabric-validate/perftest"),
+                tools_dir=dict(type="str", default=""),
+            )),
             plan=dict(type="dict"),
             results=dict(type="list", elements="dict", default=[]),
             dest=dict(type="path"),

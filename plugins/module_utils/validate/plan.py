@@ -34,7 +34,67 @@ def _port_of(host):
     return ports[0] if ports else None
 
 
-def plan(hosts, tests, pairs=None, port_base=18515, bw_fraction=0.9, min_bw_gbps=None, max_lat_usec=None):
+BW_TOOLS = ("ib_write_bw", "ib_read_bw", "ib_send_bw")
+# The options every pair test of a run shares (the validate role's validate_perftest_*, validate_rping_count,
+# validate_timeout, validate_work_dir and validate_tools_dir), with the perftest module's defaults.
+PERFTEST_OPTIONS = dict(rdma_cm=True, tos=None, size=65536, all_sizes=False, duration=5, rping_count=10, timeout=60,
+                        run_dir="/var/tmp/roce-fabric-validate/perftest", tools_dir="")
+
+
+def side_args(test, role, options=None):
+    """The roce.fabric.perftest arguments of one side of a planned test: only the options that side is given (an
+    absent key is the module's default). ``options``: PERFTEST_OPTIONS' keys. Decided here, once: the ToS is set for
+    perftest but not rping (which has no such option); with RDMA-CM the GID is the CM's, so none is given; a bandwidth
+    test runs one size for a duration unless every size is asked for; rping counts iterations."""
+    o = dict(PERFTEST_OPTIONS)
+    o.update(dict((key, value) for key, value in (options or {}).items() if key in PERFTEST_OPTIONS))
+    tool = test["tool"]
+    args = dict(mode=role, tool=tool, port=test["port"], rdma_cm=bool(o["rdma_cm"]), timeout=int(o["timeout"]),
+                run_dir=o["run_dir"], fail_on_error=False, all_sizes=bool(o["all_sizes"]) and tool != "rping")
+    if o["tos"] is not None and str(o["tos"]).strip() != "" and tool != "rping":
+        args["tos"] = int(str(o["tos"]).strip())
+    if not args["rdma_cm"] and test.get("gid_index") is not None:
+        args["gid_index"] = int(test["gid_index"])
+    if tool in BW_TOOLS and not args["all_sizes"]:
+        args.update(size=int(o["size"]), duration=int(o["duration"]))
+    if tool == "rping":
+        args["iterations"] = int(o["rping_count"])
+    if o["tools_dir"]:
+        args["executable"] = "%s/%s" % (str(o["tools_dir"]).rstrip("/"), tool)
+    side = "server" if role == "server" else "client"
+    args.update(device=test["%s_device" % side], ib_port=test["%s_ib_port" % side])
+    numa = test.get("%s_numa" % side)
+    if numa is not None and int(numa) >= 0:
+        args["numa_node"] = int(numa)
+    if role == "client":
+        args["server"] = test["server_address"]
+        for key in ("min_bw_gbps", "max_lat_usec"):
+            if test.get(key) is not None:
+                args[key] = test[key]
+    return args
+
+
+def side_outcome(part, server=None, client=None, collect=None):
+    """This host's record of its side of a round's test (``[]`` when it had none): the client's result, or the
+    server's collected one (its start's, when it did not start). ``server``, ``client``, ``collect``: the registered
+    results of the round's three perftest tasks (skipped ones as Ansible registers them)."""
+    role = (part or {}).get("role")
+    if role not in ("server", "client"):
+        return []
+    server, client, collect = server or {}, client or {}, collect or {}
+    if role == "client":
+        if client.get("skipped") or not client:
+            return []
+        source = client
+    else:
+        source = collect if server.get("passed") and not collect.get("skipped") and collect else server
+    return [dict(test_id=part["test"]["id"], role=role, passed=bool(source.get("passed")), cause=source.get("cause"),
+                 msg=source.get("msg"), command=source.get("command") or server.get("command") or "",
+                 summary=source.get("summary"), result=source.get("result"))]
+
+
+def plan(hosts, tests, pairs=None, port_base=18515, bw_fraction=0.9, min_bw_gbps=None, max_lat_usec=None,
+         perftest=None):
     """Plan the pair tests.
 
     ``hosts``: inventory name -> ``{ports: [...]}`` as rdma_facts' ``ports`` (first port used),
@@ -47,7 +107,8 @@ def plan(hosts, tests, pairs=None, port_base=18515, bw_fraction=0.9, min_bw_gbps
     ``server_address``, ``server_device``, ``client_device``, ``gid_index``, ``link_gbps``,
     ``min_bw_gbps``, ``max_lat_usec``, ``status`` (``planned`` or ``failed`` with ``cause``
     and ``msg`` when it cannot run)), ``rounds`` (list of test ids per round), ``assignments``
-    (per round: host -> ``{role, test}``), ``port_first``, ``port_last`` and ``hosts_without_rdma``.
+    (per round: host -> ``{role, test, args}``: ``args`` the perftest arguments of its side, ``side_args`` with
+    ``perftest``, the options all tests share), ``port_first``, ``port_last`` and ``hosts_without_rdma``.
     """
     unknown = [t for t in tests if t not in PAIR_TOOLS]
     if unknown:
@@ -110,8 +171,8 @@ def plan(hosts, tests, pairs=None, port_base=18515, bw_fraction=0.9, min_bw_gbps
         entry = {}
         for test_id in ids:
             test = by_id[test_id]
-            entry[test["server"]] = dict(role="server", test=test)
-            entry[test["client"]] = dict(role="client", test=test)
+            entry[test["server"]] = dict(role="server", test=test, args=side_args(test, "server", perftest))
+            entry[test["client"]] = dict(role="client", test=test, args=side_args(test, "client", perftest))
         assignments.append(entry)
     return dict(tests=planned, rounds=rounds, assignments=assignments, port_first=port_base,
                 port_last=max(port - 1, port_base), hosts_without_rdma=without)

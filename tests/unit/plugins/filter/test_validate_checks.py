@@ -206,3 +206,14 @@ def test_the_mpi_user_s_ssh_files_are_refused_for_links_and_a_home_not_its_own()
         home + " is not a directory", home + " is not owned by roce-mpi"]
     with pytest.raises(AnsibleFilterError):
         mpi_ssh_path_problems([], home, "roce-mpi", 998)
+
+
+def test_the_side_outcome_filter_as_ansible_loads_it():
+    from ansible_collections.roce.fabric.plugins.filter.validate import FilterModule
+    outcome = FilterModule().filters()["validate_side_outcome"]
+    part = {"role": "client", "test": {"id": "rping:a->b"}, "args": {}}
+    client = {"passed": False, "cause": "timeout", "msg": "stopped at 60 s", "command": "rping -c"}
+    assert outcome(part, {"skipped": True}, client, {"skipped": True})[0]["cause"] == "timeout"
+    assert outcome({"role": "none", "args": {}}, None, None, None) == []
+    with pytest.raises(AnsibleFilterError):
+        outcome("client")

@@ -114,3 +114,51 @@ def test_svg_plot_handles_one_point_and_no_data():
 def test_pair_with_other_server_address():
     result = va.plan(HOSTS, ["rping"], pairs=[dict(server="n1", client="n2", server_address="10.9.9.9")])
     assert result["tests"][0]["server_address"] == "10.9.9.9"
+
+
+def test_each_side_s_perftest_arguments_are_decided_by_the_plan():
+    options = dict(rdma_cm=True, tos=106, size=65536, all_sizes=False, duration=5, rping_count=10, timeout=60,
+                   run_dir="/var/tmp/roce-fabric-validate/perftest", tools_dir="")
+    result = va.plan(dict(n1=host("10.0.0.1"), n2=host("10.0.0.2", numa_node=1)), ["rping", "ib_write_bw", "ib_send_lat"],
+                     perftest=options)
+    parts = dict((a["n1"]["test"]["tool"], (a["n1"], a["n2"])) for a in result["assignments"])
+    server, client = parts["ib_write_bw"]
+    assert server["role"] == "server" and server["args"] == dict(
+        mode="server", tool="ib_write_bw", port=server["test"]["port"], rdma_cm=True, timeout=60,
+        run_dir="/var/tmp/roce-fabric-validate/perftest", fail_on_error=False, all_sizes=False, tos=106, size=65536,
+        duration=5, device="mlx5_0", ib_port=1, numa_node=0)
+    assert client["args"]["server"] == "10.0.0.1" and client["args"]["min_bw_gbps"] == 90.0
+    assert "max_lat_usec" not in client["args"] and "gid_index" not in client["args"]
+    # rping: no ToS option, a count of iterations, no size or duration.
+    rping = parts["rping"][1]["args"]
+    assert rping["iterations"] == 10 and "tos" not in rping and "size" not in rping and rping["all_sizes"] is False
+    # A latency test: the tool's own size; no bandwidth threshold.
+    lat = parts["ib_send_lat"][1]["args"]
+    assert "size" not in lat and "duration" not in lat and "min_bw_gbps" not in lat
+    # Without RDMA-CM the client's GID index is given; every size; the tools from a folder; no ToS given (2.17 renders
+    # a null as an empty string).
+    other = va.plan(dict(n1=host("10.0.0.1"), n2=host("10.0.0.2")), ["ib_write_bw"],
+                    perftest=dict(options, rdma_cm=False, all_sizes=True, tools_dir="/opt/perftest/bin/", tos=""))
+    args = other["assignments"][0]["n2"]["args"]
+    assert args["gid_index"] == 3 and args["all_sizes"] is True and "size" not in args and "duration" not in args
+    assert args["executable"] == "/opt/perftest/bin/ib_write_bw" and "tos" not in args
+    # The NUMA node of the NIC: node 0 is a node (the role's Jinja took 0 for none and left the test unpinned).
+    assert args["numa_node"] == 0
+
+
+def test_a_side_s_record_comes_from_the_client_or_the_collected_server():
+    test = dict(id="ib_write_bw:n1->n2")
+    skipped = dict(skipped=True, changed=False)
+    started = dict(passed=True, command="ib_write_bw -p 18515", changed=False)
+    collected = dict(passed=True, cause=None, msg="ok", command="ib_write_bw -p 18515", summary=None, result=None)
+    assert va.side_outcome(dict(role="server", test=test), started, skipped, collected) == [dict(
+        test_id=test["id"], role="server", passed=True, cause=None, msg="ok", command="ib_write_bw -p 18515",
+        summary=None, result=None)]
+    refused = dict(passed=False, cause="port_in_use", msg="port 18515 is in use", command="ib_write_bw -p 18515")
+    record = va.side_outcome(dict(role="server", test=test), refused, skipped, skipped)[0]
+    assert (record["passed"], record["cause"], record["msg"]) == (False, "port_in_use", "port 18515 is in use")
+    client = dict(passed=True, cause=None, msg="ok", command="ib_write_bw 10.0.0.1", summary={"value": 95.1}, result={})
+    assert va.side_outcome(dict(role="client", test=test), skipped, client, skipped)[0]["summary"] == {"value": 95.1}
+    # A client whose server never started runs not: the server's record is the test's.
+    assert va.side_outcome(dict(role="client", test=test), skipped, skipped, skipped) == []
+    assert va.side_outcome(dict(role="none"), skipped, skipped, skipped) == []

@@ -46,6 +46,10 @@ def test_plan_then_write_idempotent(tmp_path):
 
 
 def test_bad_input_changes_nothing(tmp_path):
+    result = run_module(validation_report.main, dict(mode="plan", hosts=HOSTS, perftest=dict(tos="106; x")))
+    assert result["failed"] is True and "perftest.tos must be a ToS of 0-255" in result["msg"]
+    planned = run_module(validation_report.main, dict(mode="plan", hosts=HOSTS, tests=["ib_write_bw"], perftest=dict(tos="")))
+    assert "tos" not in planned["plan"]["assignments"][0]["b"]["args"]
     result = run_module(validation_report.main, dict(mode="plan", hosts=HOSTS, pairs=[dict(server="a", client="zz")]))
     assert result["failed"] is True and "not in the play" in result["msg"]
     result = run_module(validation_report.main, dict(mode="plan", hosts=HOSTS, bw_fraction=1.5))
