@@ -64,6 +64,15 @@ def lldp_json0(interface, switch, port, chassis_mac="56:da:ac:79:56:12"):
     }]}]}, indent=2)
 
 
+def nv_lldp_table(rows):
+    """Cumulus Linux's ``nv show interface lldp`` table, laid out as the sample of NVIDIA's NVUE reference
+    (fixtures/lldp/nv_show_interface_lldp_cl5.txt): ``rows`` of (interface, speed, type, remote host, remote port)."""
+    header = ("Interface", "Speed", "Type", "Remote Host", "Remote Port")
+    widths = [max(len(str(row[i])) for row in [header] + list(rows)) for i in range(5)]
+    line = lambda cells: "  ".join(str(cell).ljust(widths[i]) for i, cell in enumerate(cells))  # noqa: E731
+    return "\n".join([line(header), "  ".join("-" * w for w in widths)] + [line(row) for row in rows]) + "\n"
+
+
 def link_text(width, max_width=16, speed="32.0 GT/s PCIe", max_speed="32.0 GT/s PCIe"):
     """The four link files (current_link_speed, current_link_width, max_link_speed, max_link_width) as cat prints them."""
     return "%s\n%d\n%s\n%d\n" % (speed, width, max_speed, max_width)
@@ -80,6 +89,7 @@ class Fleet(object):
                 self.endpoints["%s/%s" % (host, rail)] = dict(
                     host=host, rail=rail, nic="mlx5_%d" % r, netdev="ens%dnp0" % (r + 1),
                     pci="0000:%02x:00.0" % (0x18 + 0x10 * r), upstream="0000:%02x:01.0" % (0x17 + 0x10 * r),
+                    mac="02:72:%02x:%02x:%02x:00" % (i // 256, i % 256, r),
                     switch="leaf-%s-%d" % (rail, i // hosts_per_leaf), switch_port="swp%d" % (i % hosts_per_leaf + 1))
         self.rounds = circle_rounds(self.hosts)
 
@@ -252,5 +262,18 @@ def run(fleet, faults, seed, noise=0.05, transient=0.01, benign=0.005, gpus=True
             return rng.random() >= p_fail and (slow or 1.0) >= 0.93
         return rng.random() >= transient
 
+    # The switches' own LLDP tables (when they are read): a miswired port's planned switch port hears the other one.
+    switch_lldp = {}
+    if switches_read:
+        for fault in faults:
+            if fault["kind"] != "miswire":
+                continue
+            for mine, theirs in ((fault["endpoint"], fault["second"]), (fault["second"], fault["endpoint"])):
+                planned, other = fleet.endpoints[mine], fleet.endpoints[theirs]
+                table = lldp.parse_nv_interface_lldp(nv_lldp_table([(planned["switch_port"], "400G", "swp",
+                                                                     other["host"], other["mac"])]))
+                heard = table[planned["switch_port"]]
+                switch_lldp["%s/%s" % (planned["switch"], planned["switch_port"])] = dict(host=heard["host"],
+                                                                                          port=heard["port"])
     return rails, dict(endpoints=evidence, switch_ports=switch_ports if switches_read else {}, hosts=host_info,
-                       window_s=60), retest
+                       switch_lldp=switch_lldp, window_s=60), retest

@@ -30,6 +30,7 @@ for a replacement.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from operator import itemgetter
 
@@ -195,14 +196,45 @@ def switch_rails(endpoints, readings):
     return dict((switch, counts.most_common(1)[0][0]) for switch, counts in heard.items())
 
 
-def endpoint_evidence(endpoint, wiring, found, switch_ports, rail_mtu=None, window_s=None, rails_of_switches=None):
+MAC_RE = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
+
+
+def _short(name):
+    return str(name or "").split(".")[0].lower()
+
+
+def switch_side_lldp(endpoint, wiring, heard):
+    """What the switch's own LLDP table (``heard``: ``{host, port}`` of the planned switch port, as Cumulus's
+    ``nv show interface lldp`` lists it) says against the plan: ``(kind, part, text)`` or None. The host is compared
+    by its short name; the port by name, or by MAC address where the wiring knows the port's (lldpd's default port
+    ID on a host)."""
+    if not heard or not wiring.get("switch"):
+        return None
+    where = "LLDP on %s %s" % (wiring.get("switch"), wiring.get("switch_port"))
+    if heard.get("host") and _short(heard["host"]) != _short(wiring.get("host")):
+        return ("switch_lldp", "miswire", "%s: the neighbour is %s %s, the plan says %s (%s)"
+                % (where, heard["host"], heard.get("port") or "", wiring.get("host"), endpoint))
+    port = str(heard.get("port") or "")
+    if MAC_RE.match(port):
+        if wiring.get("mac") and port.lower() != str(wiring["mac"]).lower():
+            return ("switch_lldp", "miswire", "%s: the neighbour's port is %s, not %s's %s (%s)"
+                    % (where, port, endpoint, wiring.get("netdev"), wiring["mac"]))
+    elif port and wiring.get("netdev") and port != wiring["netdev"]:
+        return ("switch_lldp", "miswire", "%s: the neighbour's port is %s, the plan says %s (%s)"
+                % (where, port, wiring["netdev"], endpoint))
+    return None
+
+
+def endpoint_evidence(endpoint, wiring, found, switch_ports, rail_mtu=None, window_s=None, rails_of_switches=None,
+                      switch_lldp=None):
     """What the window's evidence says about one endpoint's path: a list of ``(kind, part, text)``.
 
     ``found``: the endpoint's readings - ``nic`` (ethtool -S deltas), ``pcie`` (link under load and AER deltas:
     ``speed``, ``max_speed``, ``width``, ``max_width``, ``aer_correctable``, ``aer_nonfatal``, ``aer_fatal``,
     ``upstream_aer_correctable``...), ``lldp`` (``{switch, port}`` the host's neighbour), ``mtu``;
     ``switch_ports``: ``"switch/port"`` -> the switch port's counter deltas; ``rails_of_switches``: without a cabling
-    plan (no ``switch`` in ``wiring``), the rail each switch serves (``switch_rails``), for the rail alignment."""
+    plan (no ``switch`` in ``wiring``), the rail each switch serves (``switch_rails``), for the rail alignment;
+    ``switch_lldp``: ``"switch/port"`` -> ``{host, port}``, the switches' own LLDP tables."""
     nic = (found or {}).get("nic") or {}
     out = []
     where = "%s (%s) - %s %s" % (endpoint, wiring.get("netdev") or wiring.get("nic") or "?", wiring.get("switch") or "?",
@@ -258,6 +290,10 @@ def endpoint_evidence(endpoint, wiring, found, switch_ports, rail_mtu=None, wind
         if serves is not None and serves != wiring.get("rail"):
             out.append(("lldp", "miswire", "LLDP: %s (rail %s) is plugged into %s %s, whose other ports are on rail %s"
                         % (endpoint, wiring.get("rail"), lldp.get("switch"), lldp.get("port"), serves)))
+    if planned[0]:
+        switch_side = switch_side_lldp(endpoint, wiring, (switch_lldp or {}).get("%s/%s" % planned))
+        if switch_side:
+            out.append(switch_side)
     mtu = (found or {}).get("mtu")
     if rail_mtu and mtu and int(mtu) != int(rail_mtu):
         out.append(("mtu", "nic_config", "MTU %s on %s; the rail's other ports use %s" % (mtu, endpoint, rail_mtu)))
@@ -266,7 +302,7 @@ def endpoint_evidence(endpoint, wiring, found, switch_ports, rail_mtu=None, wind
 
 # Which part the evidence names, most specific first: (part, the evidence kinds that name it).
 RULES = (
-    ("miswire", ("lldp",)),
+    ("miswire", ("lldp", "switch_lldp")),
     ("nic_config", ("mtu",)),
     ("pcie_link", ("pcie",)),
     ("switch_port", ("switch_tx",)),
@@ -319,8 +355,8 @@ def locate(fleet, rails, evidence=None, retests=None, bw_fraction=0.93, alpha=1e
 
     ``fleet``: ``{"endpoints": {"host/rail": {host, rail, nic, netdev, pci, upstream, switch, switch_port}},
     "hosts": [...]}``; ``rails``: ``{rail: [(a, b, ok, bw_gbps), ...]}`` with endpoints named ``host/rail``;
-    ``evidence``: ``{"endpoints": {endpoint: readings}, "switch_ports": {...}, "hosts": {host: {"dcgm": {"failed_gpus":
-    [...]}, "gdr_gbps": x, "host_mem_gbps": y}}, "window_s": seconds}``; ``retests``: the anchor retest of each
+    ``evidence``: ``{"endpoints": {endpoint: readings}, "switch_ports": {...}, "switch_lldp": {"switch/port": {host,
+    port}}, "hosts": {host: {"dcgm": {"failed_gpus": [...]}, "gdr_gbps": x, "host_mem_gbps": y}}, "window_s": seconds}``; ``retests``: the anchor retest of each
     suspect, ``{endpoint: ok}`` or a function of the endpoint that runs it (a suspect whose retest passed was
     transient; one not retested stays a suspect). The retests of every rail are planned at once
     (``schedule.anchor_retests``: each suspect against an anchor that passed with others, no endpoint twice in a
@@ -436,17 +472,21 @@ def locate(fleet, rails, evidence=None, retests=None, bw_fraction=0.93, alpha=1e
         if outcomes.get(name) is False:
             matrix += "; its retest against an anchor failed too"
         found = endpoint_evidence(name, wiring, readings.get(name), switch_ports, rail_mtu.get(wiring.get("rail")),
-                                  evidence.get("window_s"), rails_of_switches)
+                                  evidence.get("window_s"), rails_of_switches, evidence.get("switch_lldp"))
         findings.append(classify_endpoint(name, wiring, matrix, found))
     # Evidence without a failing matrix: a miswire, an MTU or physical errors that the traffic survived.
-    for name in sorted(readings):
+    switch_heard = set()
+    for key in (evidence.get("switch_lldp") or {}):
+        switch_heard.add(key)
+    for name in sorted(set(readings) | set(n for n, w in endpoints.items()
+                                           if "%s/%s" % (w.get("switch"), w.get("switch_port")) in switch_heard)):
         if name in suspects or name in absorbed:
             continue
         wiring = endpoints.get(name) or {}
         found = [item for item in endpoint_evidence(name, wiring, readings.get(name), switch_ports,
                                                     rail_mtu.get(wiring.get("rail")), evidence.get("window_s"),
-                                                    rails_of_switches)
-                 if item[0] in ("lldp", "mtu", "link")]
+                                                    rails_of_switches, evidence.get("switch_lldp"))
+                 if item[0] in ("lldp", "switch_lldp", "mtu", "link")]
         if found:
             findings.append(classify_endpoint(name, wiring, "", found))
     # GPUs: DCGM's failures, GPUDirect far below host memory on the same host.

@@ -383,6 +383,12 @@ def test_pcie_samples(name):
 @pytest.mark.parametrize("name", sorted(os.listdir(os.path.join(corpus.FIXTURES, "lldp"))))
 def test_lldp_samples(name):
     expect = expectations("lldp", name)
+    if name.startswith("nv_show_"):
+        table = lldp.parse_nv_interface_lldp(corpus.read("lldp", name))
+        assert len(table) == int(expect.pop("count"))
+        for interface, value in expect.items():
+            assert "%s/%s" % (table[interface]["host"], table[interface]["port"]) == value, table[interface]
+        return
     neighbors = lldp.parse_neighbors(corpus.read("lldp", name))
     assert sorted(neighbors) == [expect["interface"]]
     found = neighbors[expect["interface"]]

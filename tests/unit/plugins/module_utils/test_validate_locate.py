@@ -176,3 +176,24 @@ def test_without_a_cabling_plan_lldp_gives_the_switches_and_the_rail_alignment_f
     assert result["findings"][0]["confidence"] == "medium" and len(result["findings"]) == 1, result["findings"]
     rails, evidence, retest = model.run(fleet, [], 12, lldp_all=True)
     assert locate.locate(fleet.describe(plan=False), rails, evidence, retest)["findings"] == []
+
+
+def test_the_switch_s_own_lldp_table_against_the_plan():
+    from ansible_collections.roce.fabric.plugins.module_utils.validate import lldp
+    # NVIDIA's sample of nv show interface lldp: swp1 hears server01 by its MAC, swp51 hears spine01 swp1.
+    table = lldp.parse_nv_interface_lldp(corpus.read("lldp", "nv_show_interface_lldp_cl5.txt"))
+    wiring = dict(WIRING, host="server01", switch="leaf01", switch_port="swp1", mac="48:b0:2d:76:ee:8e")
+    assert locate.switch_side_lldp("server01/r0", wiring, table["swp1"]) is None
+    other_port = locate.switch_side_lldp("server01/r0", dict(wiring, mac="48:b0:2d:86:c1:f8"), table["swp1"])
+    assert other_port[:2] == ("switch_lldp", "miswire") and "not server01/r0's ens1np0" in other_port[2]
+    other_host = locate.switch_side_lldp("server02/r0", dict(wiring, host="server02.example.com"), table["swp1"])
+    assert "the neighbour is server01 48:b0:2d:76:ee:8e, the plan says server02.example.com" in other_host[2]
+    # The host's name from LLDP against the inventory's FQDN: the short names are the same host.
+    assert locate.switch_side_lldp("server01/r0", dict(wiring, host="server01.example.com"), table["swp1"]) is None
+    # A miswire seen from both ends is named with high confidence.
+    fleet = model.Fleet(8, rails=4)
+    fault = model.pick(fleet, "miswire", random.Random(5))
+    rails, evidence, retest = model.run(fleet, [fault], 3, switch_read=1.0)
+    first = locate.locate(fleet.describe(), rails, evidence, retest)["findings"][0]
+    assert first["part"] == "miswire" and first["confidence"] == "high"
+    assert set(e["kind"] for e in first["evidence"]) == {"matrix", "lldp", "switch_lldp"}
