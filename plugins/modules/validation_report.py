@@ -19,7 +19,7 @@ description:
     Nothing is changed.
   - With O(mode=write), merges the server and client outcomes into the planned tests and writes
     C(report.json), a self-contained C(report.html) (pass/fail per host and pair, a bandwidth-versus-size
-    plot per test, the exact command behind every number) and C(report.xml) (JUnit XML for CI systems: a test
+    plot per test, the exact command behind every number) and C(report.xml) (JUnit XML for CI systems, a test
     case per pair test and per host check) into O(dest).
   - Usually runs once on the controller, delegated to C(localhost) with C(run_once).
 author:
@@ -87,7 +87,7 @@ options:
   perftest:
     description:
       - V(plan) - what every pair test shares, from which the plan gives each side of each test its
-        roce.fabric.perftest arguments (RV(plan.assignments), C(args)).
+        roce.fabric.perftest arguments (C(args) in the C(assignments) of RV(plan)).
     type: dict
     default: {}
     suboptions:
@@ -189,8 +189,9 @@ EXAMPLES = r"""
 
 RETURN = r"""
 plan:
-  description: V(plan) - C(tests), C(rounds) (test ids per round), C(assignments) (per round, host to C({role, test, args}), C(args) the perftest arguments of its side),
-    C(port_first), C(port_last), C(hosts_without_rdma).
+  description: V(plan) - C(tests), C(rounds) (test ids per round), C(assignments) (per round, host to
+    C({role, test, args}), C(args) the perftest arguments of its side), C(port_first), C(port_last),
+    C(hosts_without_rdma).
   returned: mode is plan
   type: dict
 report:

@@ -157,8 +157,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     at = dict((int(k), int(v)) for k, v in (item.split("=") for item in args.scenarios_at.split(",") if item))
     print("fault location on the fleet model: %d rails, leaves of 32 hosts, seed %d" % (args.rails, args.seed))
-    print("%6s %9s %7s %7s %12s %9s %10s %8s %14s %9s" % ("hosts", "scenarios", "first", "top3", "multi named",
-                                                       "clean", "flagged", "replace", "retest rounds", "seconds"))
+    columns = ("hosts", "scenarios", "first", "top3", "multi named", "clean", "flagged", "replace", "retest rounds",
+               "seconds")
+    print("%6s %9s %7s %7s %12s %9s %10s %8s %14s %9s" % columns)
     for size in [int(s) for s in args.sizes.split(",") if s]:
         count = at.get(size, args.scenarios)
         clean = min(args.clean, max(count // 5, 20)) if size in at else args.clean
@@ -166,7 +167,7 @@ def main(argv=None):
         print("%6d %9d %6.1f%% %6.1f%% %5d/%-5d %.0f%% %9d %9.3f%% %8d %6d (<= %d)%s %9.0f" % (
             size, f["single"], 100.0 * f["first"] / f["single"], 100.0 * f["top3"] / f["single"], f["multi_named"],
             f["multi_faults"], 100.0 * f["multi_named"] / max(f["multi_faults"], 1), f["clean"],
-            100.0 * f["flagged_share"], f["replace"], f["rounds_most"], f["bound"],
+            100.0 * f["flagged_share"], f["replace"], f["rounds_most"], f["bound"] or 0,
             "" if not f["bound_broken"] else " BROKEN x%d" % f["bound_broken"], f["seconds"]))
         sys.stdout.flush()
     if args.big:

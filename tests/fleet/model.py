@@ -69,7 +69,10 @@ def nv_lldp_table(rows):
     (fixtures/lldp/nv_show_interface_lldp_cl5.txt): ``rows`` of (interface, speed, type, remote host, remote port)."""
     header = ("Interface", "Speed", "Type", "Remote Host", "Remote Port")
     widths = [max(len(str(row[i])) for row in [header] + list(rows)) for i in range(5)]
-    line = lambda cells: "  ".join(str(cell).ljust(widths[i]) for i, cell in enumerate(cells))  # noqa: E731
+
+    def line(cells):
+        return "  ".join(str(cell).ljust(widths[i]) for i, cell in enumerate(cells))
+
     return "\n".join([line(header), "  ".join("-" * w for w in widths)] + [line(row) for row in rows]) + "\n"
 
 

@@ -35,8 +35,7 @@ def _case(classname, name, status, msg, cause=None, command=None):
 def _suite(name, cases, timestamp=None):
     failures = sum(1 for status, _lines in cases if status not in ("passed", "skipped", "not_run"))
     skipped = sum(1 for status, _lines in cases if status in ("skipped", "not_run"))
-    attrs = "name=%s tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"%d\"" % (quoteattr(name), len(cases), failures,
-                                                                              skipped)
+    attrs = 'name=%s tests="%d" failures="%d" errors="0" skipped="%d"' % (quoteattr(name), len(cases), failures, skipped)
     if timestamp:
         attrs += " timestamp=%s" % quoteattr(str(timestamp))
     lines = ["  <testsuite %s>" % attrs]

@@ -200,7 +200,7 @@ MAC_RE = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
 
 
 def _short(name):
-    return str(name or "").split(".")[0].lower()
+    return str(name or "").split(".", 1)[0].lower()
 
 
 def switch_side_lldp(endpoint, wiring, heard):
@@ -263,9 +263,9 @@ def endpoint_evidence(endpoint, wiring, found, switch_ports, rail_mtu=None, wind
         pcie_text.append("x%s of x%s under load" % (pcie["width"], pcie["max_width"]))
     if pcie.get("speed") and pcie.get("max_speed") and float(pcie["speed"]) < float(pcie["max_speed"]):
         pcie_text.append("%s of %s GT/s under load" % (pcie["speed"], pcie["max_speed"]))
-    aer = sum(int(pcie.get(name) or 0) for name in ("aer_correctable", "aer_nonfatal", "aer_fatal",
-                                                     "upstream_aer_correctable", "upstream_aer_nonfatal",
-                                                     "upstream_aer_fatal"))
+    aer_names = ("aer_correctable", "aer_nonfatal", "aer_fatal", "upstream_aer_correctable", "upstream_aer_nonfatal",
+                 "upstream_aer_fatal")
+    aer = sum(int(pcie.get(name) or 0) for name in aer_names)
     if aer:
         pcie_text.append("%d AER errors on %s or its upstream port %s" % (aer, wiring.get("pci") or "?",
                                                                           wiring.get("upstream") or "?"))
@@ -444,8 +444,8 @@ def locate(fleet, rails, evidence=None, retests=None, bw_fraction=0.93, alpha=1e
         if len(bad) >= 2 and len(bad) >= switch_share * len(names):
             evidence_list = [("matrix", "%d ports of rail %s fail their pairs" % (len(bad), rail_name)),
                              ("lldp", "none of them hears a switch over LLDP (no cabling plan names it)")]
-            findings.append(_finding("switch", "rail %s: the switch %s" % (rail_name, ", ".join(sorted(bad)[:3]) +
-                                                                         (" ..." if len(bad) > 3 else "") + " hang off"),
+            ports = ", ".join(sorted(bad)[:3]) + (" ..." if len(bad) > 3 else "")
+            findings.append(_finding("switch", "rail %s: the switch %s hang off" % (rail_name, ports),
                                      "the switch of rail %s" % rail_name, evidence_list))
             absorbed.update(bad)
     for switch, names in sorted(by_switch.items(), key=lambda item: str(item[0])):
