@@ -12,7 +12,7 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible_collections.roce.fabric.plugins.module_utils.validate.checks import discovery_check as _discovery_check
 from ansible_collections.roce.fabric.plugins.module_utils.validate.checks import nccl_environment, traffic_ports
 from ansible_collections.roce.fabric.plugins.module_utils.validate.gpu import health_check
-from ansible_collections.roce.fabric.plugins.module_utils.validate.nccl import mpi_run, mpi_run_checks
+from ansible_collections.roce.fabric.plugins.module_utils.validate.nccl import first_address, mpi_run, mpi_run_checks
 from ansible_collections.roce.fabric.plugins.module_utils.validate.plan import side_outcome
 from ansible_collections.roce.fabric.plugins.module_utils.validate.ssh import TrustError, key_options, path_problems
 
@@ -58,11 +58,7 @@ def validate_mpi_checks(result):
 def mpi_addresses(hosts, hostvars):
     """The RoCE address mpirun reaches each host on: the first IPv4 address of its active RDMA ports (its
     rdma_facts), '' for a host without one (nccl_test then names it)."""
-    out = []
-    for host in hosts or []:
-        facts = _facts(hostvars, host)
-        out.append(next((port.get("ipv4") for port in facts.get("ports") or [] if port.get("ipv4")), ""))
-    return out
+    return [first_address(_facts(hostvars, host)) for host in hosts or []]
 
 
 def switch_checks(hosts, hostvars):

@@ -196,6 +196,12 @@ def switch_rails(endpoints, readings):
     return dict((switch, counts.most_common(1)[0][0]) for switch, counts in heard.items())
 
 
+def _path(endpoint, wiring):
+    """An endpoint's path in words: the port (its netdev) and the switch port it is wired to."""
+    return "%s (%s) - %s %s" % (endpoint, wiring.get("netdev") or wiring.get("nic") or "?", wiring.get("switch") or "?",
+                                wiring.get("switch_port") or "?")
+
+
 MAC_RE = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
 
 
@@ -237,8 +243,7 @@ def endpoint_evidence(endpoint, wiring, found, switch_ports, rail_mtu=None, wind
     ``switch_lldp``: ``"switch/port"`` -> ``{host, port}``, the switches' own LLDP tables."""
     nic = (found or {}).get("nic") or {}
     out = []
-    where = "%s (%s) - %s %s" % (endpoint, wiring.get("netdev") or wiring.get("nic") or "?", wiring.get("switch") or "?",
-                                 wiring.get("switch_port") or "?")
+    where = _path(endpoint, wiring)
     rx_phy = _sum(nic, RX_PHY_ERRORS)
     bits = int(nic.get("rx_bits_phy") or 0)
     ber = (float(nic.get("rx_corrected_bits_phy") or 0) / bits) if bits else 0.0
@@ -330,8 +335,7 @@ def classify_endpoint(endpoint, wiring, matrix_text, evidence):
     alone (low confidence, the cable and the switch port as alternatives)."""
     found = dict((kind, (part, text)) for kind, part, text in evidence)
     switch_port = "%s/%s" % (wiring.get("switch"), wiring.get("switch_port"))
-    where = "%s (%s) - %s %s" % (endpoint, wiring.get("netdev") or wiring.get("nic") or "?", wiring.get("switch") or "?",
-                                 wiring.get("switch_port") or "?")
+    where = _path(endpoint, wiring)
     matrix = [("matrix", matrix_text)] if matrix_text else []
     for part, kinds in RULES:
         mine = [(kind, found[kind][1]) for kind in kinds if kind in found]

@@ -371,7 +371,8 @@ def nccl_env(rdma_devices, gid_index=None, socket_ifname=None, gdr_level=None, d
 
 # --- the MPI run of the validate role ------------------------------------------------------------------------
 
-def _first_address(facts):
+def first_address(facts):
+    """The RoCE address a host is reached on: the first IPv4 address of its active RDMA ports (rdma_facts), or ''."""
     return next((port.get("ipv4") for port in (facts or {}).get("ports") or [] if port.get("ipv4")), "")
 
 
@@ -389,7 +390,7 @@ def mpi_run(play_hosts, facts, wanted=None, mpi_ssh=True, gpus_per_host=None, nu
     play_hosts = list(play_hosts or [])
     facts = facts or {}
     hosts = list(wanted or []) or [host for host in play_hosts if (facts.get(host) or {}).get("gpus")]
-    addresses = [_first_address(facts.get(host)) for host in hosts]
+    addresses = [first_address(facts.get(host)) for host in hosts]
     problems = []
     if not hosts:
         problems.append("no host to run on: no host of this play has GPUs that discovery found, and "

@@ -367,8 +367,7 @@ def test_nv_config_apply_parser_on_every_sample(name):
 
 @pytest.mark.parametrize("name", sorted(os.listdir(os.path.join(corpus.FIXTURES, "pcie"))))
 def test_pcie_samples(name):
-    text = corpus.read("pcie", name)
-    expect = expectations("pcie", name)
+    text, expect = corpus.read("pcie", name), expectations("pcie", name)
     if name.startswith("aer_"):
         counts = pcie.parse_aer(text)
         for key, value in expect.items():
