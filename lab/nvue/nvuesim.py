@@ -34,8 +34,10 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import copy
 import datetime
+import fcntl
 import hmac
 import json
 import logging
@@ -69,6 +71,16 @@ AUTO_SAVE_SINCE = (5, 9)        # nv config apply saves by itself (system config
 MODES = {"lossless": (5, 0), "lossy": (5, 0), "lossless-single-ipool": (5, 12), "lossy-multi-tc": (5, 14)}
 TRUST = ("l2", "l3", "both", "port")
 LOCK = threading.Lock()
+CLOSE_AFTER = 10
+
+
+@contextlib.contextmanager
+def locked(switch):
+    """The simulator's threads, and the lab's door in its own process (which arms faults by rewriting the state
+    file), take turns at the state file: a fault cleared between a request's load and save is not lost."""
+    with LOCK, open(switch.args.state_file + ".lock", "a") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        yield
 
 
 def release_tuple(text):
@@ -407,7 +419,7 @@ class SshServer(paramiko.ServerInterface if paramiko else object):
 
     def exec_command(self, channel, line):
         switch = self.switch
-        with LOCK:
+        with locked(switch):
             switch.load()
             switch.data["requests"].append(dict(method="SSH", path=line, rev=None, time=time.time()))
             faults = switch.data["faults"]
@@ -421,7 +433,7 @@ class SshServer(paramiko.ServerInterface if paramiko else object):
         if faults.get("delay"):
             time.sleep(float(faults["delay"]))
         hang = False
-        with LOCK:
+        with locked(switch):
             switch.load()
             if faults.get("apply") == "hang" and line.startswith("nv config apply"):
                 hang = True
@@ -433,9 +445,17 @@ class SshServer(paramiko.ServerInterface if paramiko else object):
         try:
             channel.sendall(output.encode())
             channel.send_exit_status(status)
-            channel.close()
+            channel.shutdown_write()
         except (OSError, EOFError):
-            pass
+            return
+        # paramiko answers the exec request only after check_channel_exec_request returns, and a client that sees
+        # the channel closed before that answer raises "Channel closed." without reading the output it already has.
+        # sshd answers first; so the close here waits for the client's own close (or its connection's end), and
+        # only a client that keeps the channel open past CLOSE_AFTER seconds has it closed under it.
+        deadline = time.monotonic() + CLOSE_AFTER
+        while not channel.closed and time.monotonic() < deadline:
+            time.sleep(0.05)
+        channel.close()
 
 
 def serve_ssh(switch, address, port, host_key):
@@ -509,7 +529,7 @@ class Handler(BaseHTTPRequestHandler):
         switch = self.server.switch
         url = urlsplit(self.path)
         query = parse_qs(url.query)
-        with LOCK:
+        with locked(switch):
             switch.load()
             faults = switch.data["faults"]
             switch.data["requests"].append(dict(method=self.command, path=url.path, rev=(query.get("rev") or [None])[0],
@@ -538,7 +558,7 @@ class Handler(BaseHTTPRequestHandler):
         if not url.path.startswith(API + "/") and url.path != API:
             return self.problem(404, "Not Found", "the requested URL was not found on the server")
         parts = [unquote(p) for p in url.path[len(API):].split("/") if p]
-        with LOCK:
+        with locked(switch):
             switch.load()
             status, body = self.route(switch, parts, query, payload, user)
             switch.save()
@@ -625,7 +645,7 @@ def main(argv=None):
         args.password = handle.readline().rstrip("\n")
     args.breakouts = [int(p) for p in args.breakouts.split(",") if p]
     switch = Switch(args)
-    with LOCK:
+    with locked(switch):
         switch.load()
     if args.ssh_port:
         if os.path.exists(args.host_key):

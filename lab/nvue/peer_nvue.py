@@ -11,6 +11,7 @@ signed by the site's CA (inventories/lab: ``nvue_ca_path``); the SSH host key is
 from __future__ import annotations
 
 import datetime
+import fcntl
 import ipaddress
 import json
 import os
@@ -177,12 +178,14 @@ class NvueSwitch(ProcessPeer):
         unknown = set(faults) - {"apply", "drop_after", "delay"}
         if unknown:
             raise SystemExit("lab: %s takes the faults apply, drop_after and delay, not %s" % (self.name, ", ".join(sorted(unknown))))
-        state = self.state()
-        state["faults"] = dict(dict(apply=None, drop_after=None, delay=0), **faults)
-        tmp = self.state_file + ".door"
-        with open(tmp, "w") as handle:
-            json.dump(state, handle)
-        os.replace(tmp, self.state_file)
+        with open(self.state_file + ".lock", "a") as lock:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # the simulator's lock: no request's save overwrites this
+            state = self.state()
+            state["faults"] = dict(dict(apply=None, drop_after=None, delay=0), **faults)
+            tmp = self.state_file + ".door"
+            with open(tmp, "w") as handle:
+                json.dump(state, handle)
+            os.replace(tmp, self.state_file)
 
     def exec_argv(self, command):
         raise SystemExit("lab: %s is a switch; use its NVUE API (https://%s:%d/nvue_v1/) or nv over SSH"
