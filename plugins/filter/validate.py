@@ -14,7 +14,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.validate.checks import
 from ansible_collections.roce.fabric.plugins.module_utils.validate.gpu import health_check
 from ansible_collections.roce.fabric.plugins.module_utils.validate.nccl import first_address, mpi_run, mpi_run_checks
 from ansible_collections.roce.fabric.plugins.module_utils.validate.plan import side_outcome
-from ansible_collections.roce.fabric.plugins.module_utils.validate.ssh import TrustError, key_options, path_problems
+from ansible_collections.roce.fabric.plugins.module_utils.validate.ssh import TrustError, key_options, trust_peers
 
 
 def mpi_key_options(addresses, host, extra=None, command=""):
@@ -34,14 +34,6 @@ def validate_mpi_run(play_hosts, hostvars, wanted=None, mpi_ssh=True, gpus_per_h
     facts = dict((host, _facts(hostvars, host)) for host in hosts)
     return mpi_run(play_hosts, facts, wanted or [], boolean(mpi_ssh, strict=False), gpus_per_host, numa_nodes,
                    str(benchmark), str(user))
-
-
-def mpi_ssh_path_problems(registered, home, user, uid):
-    """From the registered loop of ansible.builtin.stat over the MPI user's home, .ssh and SSH files."""
-    if not isinstance(registered, dict):
-        raise AnsibleFilterError("mpi_ssh_path_problems expects the registered loop of ansible.builtin.stat")
-    stats = [(result.get("item"), result.get("stat") or {}) for result in registered.get("results") or []]
-    return path_problems(stats, home, user, uid)
 
 
 def validate_side_outcome(part, server=None, client=None, collect=None):
@@ -83,20 +75,20 @@ def mpi_known_hosts(hosts, hostvars):
     return names
 
 
-def mpi_key_options_all(hosts, hostvars, extra=None, command=""):
-    """{host: options} for every host of ``hosts``, its addresses read from its rdma_facts in ``hostvars``; every
-    host that cannot be trusted safely is named in one error."""
-    out, errors = {}, []
-    for host in hosts:
-        facts = (hostvars[host].get("ansible_facts") or {}).get("roce_rdma") or {}
-        addresses = [port.get("ipv4") for port in facts.get("ports") or []]
-        try:
-            out[host] = key_options(host, addresses, extra or [], command or "")["options"]
-        except TrustError as exc:
-            errors.append(str(exc))
-    if errors:
-        raise AnsibleFilterError("; ".join(errors) + "; no authorized_keys file was changed")
-    return out
+def mpi_trust_peers(hosts, hostvars, register="validate_mpi_key", extra=None, command="", keyed=True):
+    """The peers of roce.fabric.mpi_ssh_trust: each host of ``hosts`` whose registered state=key result
+    (``register`` in ``hostvars``) holds its public key, with its RoCE addresses (its rdma_facts), keys and
+    authorized_keys options; ``keyed`` false: every host, names and addresses only (removal). One error names every
+    host that cannot be trusted safely."""
+    keys, facts = {}, {}
+    for host in hosts or []:
+        registered = hostvars[host].get(register) if host in hostvars else None
+        keys[host] = registered if isinstance(registered, dict) else {}
+        facts[host] = _facts(hostvars, host)
+    try:
+        return trust_peers(hosts or [], keys, facts, extra or [], command or "", boolean(keyed, strict=False))
+    except TrustError as exc:
+        raise AnsibleFilterError(str(exc))
 
 
 def discovery_check(facts, require_rdma=True, check_mode=False):
@@ -134,7 +126,7 @@ class FilterModule:
     def filters(self):
         return {"validate_traffic_ports": validate_traffic_ports, "validate_nccl_env": validate_nccl_env,
                 "validate_mpi_run": validate_mpi_run, "validate_mpi_checks": validate_mpi_checks,
-                "mpi_ssh_path_problems": mpi_ssh_path_problems, "validate_side_outcome": validate_side_outcome,
-                "mpi_key_options": mpi_key_options, "mpi_key_options_all": mpi_key_options_all,
+                "validate_side_outcome": validate_side_outcome,
+                "mpi_key_options": mpi_key_options, "mpi_trust_peers": mpi_trust_peers,
                 "mpi_addresses": mpi_addresses, "mpi_known_hosts": mpi_known_hosts, "switch_checks": switch_checks,
                 "gpu_health_check": gpu_health_check, "discovery_check": discovery_check}

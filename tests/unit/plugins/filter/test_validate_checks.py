@@ -179,33 +179,23 @@ def test_an_mpi_run_that_returned_no_records_is_one_failed_check():
     assert validate_mpi_checks({"skipped": True})[0]["msg"] == "not run"
 
 
-def test_the_mpi_user_s_ssh_files_are_refused_for_links_and_a_home_not_its_own():
-    from ansible_collections.roce.fabric.plugins.filter.validate import mpi_ssh_path_problems
-    home = "/var/lib/roce-mpi"
-
-    def stat_loop(*stats):
-        paths = [home, home + "/.ssh", home + "/.ssh/id_ed25519_roce_mpi", home + "/.ssh/id_ed25519_roce_mpi.pub",
-                 home + "/.ssh/authorized_keys", home + "/.ssh/known_hosts"]
-        return {"results": [{"item": path, "stat": stat} for path, stat in zip(paths, stats)]}
-
-    directory = {"exists": True, "isdir": True, "islnk": False, "uid": 998}
-    absent = {"exists": False}
-    good = stat_loop(directory, dict(directory), absent, absent, absent, absent)
-    assert mpi_ssh_path_problems(good, home, "roce-mpi", "998") == []
-    # Before the user's own tasks made .ssh: a .ssh not there yet is fine.
-    assert mpi_ssh_path_problems(stat_loop(directory, absent), home, "roce-mpi", 998) == []
-    planted = stat_loop(directory, dict(directory), absent,
-                        {"exists": True, "islnk": True, "isdir": False, "uid": 998}, absent, absent)
-    assert mpi_ssh_path_problems(planted, home, "roce-mpi", 998) == [home + "/.ssh/id_ed25519_roce_mpi.pub is a symbolic link"]
-    linked_ssh = stat_loop(directory, {"exists": True, "islnk": True, "isdir": False, "uid": 998})
-    assert mpi_ssh_path_problems(linked_ssh, home, "roce-mpi", 998) == [
-        home + "/.ssh is a symbolic link", home + "/.ssh is not a directory"]
-    roots = stat_loop(dict(directory, uid=0), dict(directory))
-    assert mpi_ssh_path_problems(roots, home, "roce-mpi", 998) == [home + " is not owned by roce-mpi"]
-    assert mpi_ssh_path_problems(stat_loop(absent, absent), home, "roce-mpi", 998) == [
-        home + " is not a directory", home + " is not owned by roce-mpi"]
-    with pytest.raises(AnsibleFilterError):
-        mpi_ssh_path_problems([], home, "roce-mpi", 998)
+def test_mpi_trust_peers_reads_each_host_s_key_result_and_refuses_a_key_from_anywhere():
+    from ansible_collections.roce.fabric.plugins.filter.validate import mpi_trust_peers
+    key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB5Bw6n6DqXh0vJ2pZP0cW8kq4m0Zz1vYl0sG2l9xJwq roce-fabric-mpi@node1"
+    facts = {"roce_rdma": {"ports": [{"ipv4": "10.78.0.1"}, {"ipv4": None}]}}
+    hostvars = {"node1": {"ansible_facts": facts, "validate_mpi_key": {"public_key": key, "host_key": key}},
+                "node2": {"ansible_facts": {"roce_rdma": {"ports": []}}, "validate_mpi_key": {"changed": True}},
+                "node3": {"ansible_facts": {"roce_rdma": {"ports": [{"ipv4": "10.78.0.3"}]}}}}
+    # node2 has no key yet (check mode on a fresh host), node3 none registered: left out.
+    assert mpi_trust_peers(["node1", "node2", "node3"], hostvars, command="/bin/true") == [
+        {"name": "node1", "addresses": ["10.78.0.1"], "public_key": key, "host_key": key,
+         "key_options": 'from="10.78.0.1",restrict,command="/bin/true"'}]
+    assert mpi_trust_peers(["node1", "node2"], hostvars, keyed=False) == [
+        {"name": "node1", "addresses": ["10.78.0.1"]}, {"name": "node2", "addresses": []}]
+    hostvars["node2"]["validate_mpi_key"] = {"public_key": key.replace("node1", "node2")}
+    with pytest.raises(AnsibleFilterError, match="node2 has no IPv4 address.*no authorized_keys file was changed"):
+        mpi_trust_peers(["node1", "node2"], hostvars)
+    assert [p["name"] for p in mpi_trust_peers(["node1", "node2"], hostvars, extra=["10.0.0.0/8"])] == ["node1", "node2"]
 
 
 def test_the_side_outcome_filter_as_ansible_loads_it():

@@ -40,3 +40,46 @@ def test_the_forced_command_is_quoted_and_one_line():
     assert key_options("h", ["10.0.0.1"], command='a "b" \\c')["options"].endswith('command="a \\"b\\" \\\\c"')
     with pytest.raises(TrustError):
         key_options("h", ["10.0.0.1"], command="a\nb")
+
+
+def test_the_mpi_user_s_ssh_files_are_refused_for_links_and_a_home_not_its_own():
+    from ansible_collections.roce.fabric.plugins.module_utils.validate.ssh import path_problems
+    home = "/var/lib/roce-mpi"
+    paths = [home, home + "/.ssh", home + "/.ssh/id_ed25519_roce_mpi", home + "/.ssh/id_ed25519_roce_mpi.pub",
+             home + "/.ssh/authorized_keys", home + "/.ssh/known_hosts"]
+
+    def stats(*found):
+        return list(zip(paths, found))
+
+    directory = {"exists": True, "isdir": True, "islnk": False, "uid": 998}
+    absent = {}
+    assert path_problems(stats(directory, dict(directory), absent, absent, absent, absent), home, "roce-mpi", "998") == []
+    # Before the key was made: a .ssh not there yet is fine.
+    assert path_problems(stats(directory, absent), home, "roce-mpi", 998) == []
+    planted = stats(directory, dict(directory), absent, {"exists": True, "islnk": True, "isdir": False, "uid": 998})
+    assert path_problems(planted, home, "roce-mpi", 998) == [home + "/.ssh/id_ed25519_roce_mpi.pub is a symbolic link"]
+    linked_ssh = stats(directory, {"exists": True, "islnk": True, "isdir": False, "uid": 998})
+    assert path_problems(linked_ssh, home, "roce-mpi", 998) == [home + "/.ssh is a symbolic link",
+                                                                  home + "/.ssh is not a directory"]
+    assert path_problems(stats(dict(directory, uid=0), dict(directory)), home, "roce-mpi", 998) == [
+        home + " is not owned by roce-mpi"]
+    assert path_problems(stats(absent, absent), home, "roce-mpi", 998) == [
+        home + " is not a directory", home + " is not owned by roce-mpi"]
+
+
+def test_authorized_keys_lines_are_read_as_sshd_reads_them():
+    """Option strings with quoted blanks and escaped quotes (sshd(8) AUTHORIZED_KEYS FILE FORMAT's examples)."""
+    from ansible_collections.roce.fabric.plugins.module_utils.validate.ssh import authorized_keys_text, split_key_line
+    blob = "AAAAC3NzaC1lZDI1NTE5AAAAIGq4"
+    assert split_key_line('command="dump /home",no-pty,no-port-forwarding ssh-ed25519 %s user@host' % blob) == (
+        'command="dump /home",no-pty,no-port-forwarding', "ssh-ed25519", blob, "user@host")
+    assert split_key_line('permitopen="192.0.2.1:80",command="echo \\"a b\\"" ssh-rsa %s' % blob) == (
+        'permitopen="192.0.2.1:80",command="echo \\"a b\\""', "ssh-rsa", blob, "")
+    assert split_key_line("# a comment") is None and split_key_line("") is None
+    assert split_key_line("not a key line") is None
+    # Lines this module cannot read are kept as they are; a second line of the same key goes.
+    text = "garbage line\nssh-ed25519 %s a\nrestrict ssh-ed25519 %s b\n" % (blob, blob)
+    assert authorized_keys_text(text, [("restrict", "ssh-ed25519 %s roce-fabric-mpi@n1" % blob)]) == (
+        "garbage line\nrestrict ssh-ed25519 %s roce-fabric-mpi@n1\n" % blob)
+    with pytest.raises(TrustError, match="not one OpenSSH public key line"):
+        authorized_keys_text("", [("restrict", "ssh-ed25519 %s\nssh-ed25519 %s" % (blob, blob))])
