@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.roce.fabric.plugins.module_utils.qos.counters import traffic_check, traffic_checks
+from ansible_collections.roce.fabric.plugins.module_utils.qos.counters import traffic_check
 from ansible_collections.roce.fabric.plugins.module_utils.qos.host import (
     InterfacesError,
     host_args,
@@ -82,22 +82,6 @@ def roce_qos_traffic(netdev, before, after, contract, capture=None, min_share=0.
                          min_share=float(min_share), min_bytes=int(min_bytes))
 
 
-def roce_qos_traffic_checks(before, after, contract, captures=None, min_share=0.95, min_bytes=1000000):
-    """The ``traffic <netdev>`` records of a host from the registered loops of roce.fabric.rdma_counters (before
-    and after) and of the captures' count files (module_utils/qos/counters.py traffic_checks)."""
-    for name, value in (("before", before), ("after", after)):
-        if not isinstance(value, dict) or not isinstance(value.get("results"), list):
-            raise AnsibleFilterError("roce_qos_traffic_checks: %s must be the registered loop of roce.fabric.rdma_counters"
-                                     % name)
-    try:
-        qos = derive(contract)
-    except ContractError as exc:
-        raise AnsibleFilterError(str(exc))
-    capture_results = (captures or {}).get("results") if isinstance(captures, dict) else None
-    return traffic_checks(before["results"], after["results"], qos["roce_priority"], qos["roce_dscp"],
-                          capture_results=capture_results, min_share=float(min_share), min_bytes=int(min_bytes))
-
-
 def nic_qos_checks(registered, check_mode=False, nics=None):
     """The ``qos <netdev>`` records of roce.fabric.nic_qos run read-only over a host's NICs (its registered loop);
     none when ``nics`` (the NICs that run read them) is given and empty: a loop registered earlier is not this run's."""
@@ -140,7 +124,6 @@ class FilterModule:
             "roce_qos": roce_qos,
             "roce_qos_switch_conflicts": roce_qos_switch_conflicts,
             "roce_qos_conflicts": roce_qos_conflicts,
-            "roce_qos_traffic_checks": roce_qos_traffic_checks,
             "roce_qos_nccl_check": roce_qos_nccl_check,
             "roce_switch_check": roce_switch_check,
             "nic_qos_checks": nic_qos_checks,

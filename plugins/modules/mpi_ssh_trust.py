@@ -145,10 +145,10 @@ import os
 import re
 import socket
 import stat
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.roce.fabric.plugins.module_utils.common.files import write_atomic
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import LOCALE_ENV, ModuleRun
 from ansible_collections.roce.fabric.plugins.module_utils.validate.ssh import (
     KEY_MARK, TrustError, authorized_keys_text, known_hosts_text, path_problems, public_key)
@@ -180,20 +180,6 @@ def _read(path):
             return handle.read()
     except FileNotFoundError:
         return ""
-
-
-def _write(path, text, mode):
-    """Replace the file at once (a crash leaves the old or the new one, never half)."""
-    handle, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".roce-fabric-")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def check_input(params):
@@ -282,7 +268,7 @@ def body(run, module):
                                  remove_marked=not trusted)
     if after != before and (trusted or before):
         run.text_diff(authorized, before, after)
-        run.mutate("write %s" % authorized, lambda: _write(authorized, after, 0o600))
+        run.mutate("write %s" % authorized, lambda: write_atomic(authorized, after, 0o600))
     pins = [([p["name"]] + [a for a in p["addresses"] if a != p["name"]], p["host_key"])
             for p in peers if trusted and p.get("host_key")]
     forget = [] if trusted else [name for p in peers for name in [p["name"]] + list(p["addresses"])]
@@ -291,7 +277,7 @@ def body(run, module):
     if after != before and (trusted or before):
         run.text_diff(known, before, after)
         mode = stat.S_IMODE(os.lstat(known).st_mode) if before else 0o644
-        run.mutate("write %s" % known, lambda: _write(known, after, mode))
+        run.mutate("write %s" % known, lambda: write_atomic(known, after, mode))
     if not trusted:
         for path in (key, key + ".pub"):
             if os.path.lexists(path):

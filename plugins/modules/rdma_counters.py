@@ -110,55 +110,16 @@ priorities:
   sample: {"3": {tx_bytes: 8123456789, rx_pause: 12}}
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.roce.fabric.plugins.module_utils.common.pci import read_sysfs
-from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError, ModuleRun, command_timeout_spec
-from ansible_collections.roce.fabric.plugins.module_utils.qos import counters, state
-
-
-def read_hw_counters(root, device, port):
-    directory = os.path.join(root, "sys", "class", "infiniband", device, "ports", str(port), "hw_counters")
-    values = {}
-    try:
-        names = sorted(os.listdir(directory))
-    except OSError:
-        return values
-    for name in names:
-        number = counters.parse_counter_lines("%s:%s" % (name, read_sysfs(os.path.join(directory, name)) or ""))
-        values.update(number)
-    return values
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import ModuleRun, command_timeout_spec
+from ansible_collections.roce.fabric.plugins.module_utils.qos.port_counters import read_port
 
 
 def body(run):
-    module = run.module
-    params = module.params
-    try:
-        state.check_names(params["netdev"], params["rdma_device"])
-    except state.QosInputError as exc:
-        raise FabricError(str(exc), kind="bad_input")
-    root = params["root"]
-    net_dir = os.path.join(root, "sys", "class", "net", params["netdev"])
-    if not os.path.isdir(net_dir):
-        raise FabricError("No network interface %s on this host" % params["netdev"], kind="no_device")
-    driver_link = os.path.join(net_dir, "device", "driver")
-    driver = os.path.basename(os.path.realpath(driver_link)) if os.path.exists(driver_link) else None
-    stats, error = None, None
-    if params["ethtool"]:
-        tool = module.get_bin_path("ethtool")
-        if not tool:
-            error = "ethtool is not installed"
-        else:
-            rc, out, err = CommandRunner(module).run([tool, "-S", params["netdev"]])
-            if rc == 0:
-                stats = counters.parse_ethtool_stats(out)
-            else:
-                error = (err or out).strip() or "ethtool -S exited with %d" % rc
-    hw = read_hw_counters(root, params["rdma_device"], params["port"]) if params["rdma_device"] else {}
-    prios = dict((str(p), v) for p, v in counters.priority_stats(stats or {}).items())
-    run.update(netdev=params["netdev"], driver=driver, ethtool=stats, ethtool_error=error, hw_counters=hw, priorities=prios)
+    params = run.module.params
+    run.update(**read_port(run.module, params["root"], params["netdev"], params["rdma_device"], params["port"],
+                           params["ethtool"]))
 
 
 def main():

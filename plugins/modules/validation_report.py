@@ -223,10 +223,10 @@ failures:
 import json
 import os
 import re
-import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.roce.fabric.plugins.module_utils.common.files import write_atomic
 from ansible_collections.roce.fabric.plugins.module_utils.common.private import PrivateDirError, check_usable_dir
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import ModuleRun
 from ansible_collections.roce.fabric.plugins.module_utils.common.version import COLLECTION_VERSION
@@ -269,16 +269,7 @@ def write_file(dest, path, text):
     the report's own name, is replaced, never written through."""
     if not os.path.isdir(dest):
         os.makedirs(dest, 0o755)
-    fd, tmp = tempfile.mkstemp(dir=dest, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)
-        os.rename(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, text, 0o644, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
 
 
 def write_report(run):

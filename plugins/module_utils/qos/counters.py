@@ -25,9 +25,6 @@ sees them. Hardware RoCE bypasses the kernel's packet path, so its evidence is t
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import re
 
 PRIO_RE = re.compile(r"^(rx|tx)_prio([0-7])_(bytes|packets|pause)$")
@@ -240,30 +237,12 @@ def traffic_check(netdev, before, after, priority, dscp, capture=None, min_share
                     " captured: read the class it rode on the switch's per-priority counters.%s" % (netdev, driver, hw_text))
 
 
-def _capture_counts(capture_results):
-    """{netdev: counts} from the registered slurp results of the captures' count files (base64 JSON); a capture
-    that wrote no file, or not JSON, is left out (its ports are judged on the counters alone)."""
-    out = {}
-    for result in capture_results or []:
-        netdev = ((result or {}).get("item") or {}).get("netdev")
-        content = (result or {}).get("content")
-        if not netdev or not content:
-            continue
-        try:
-            counts = json.loads(base64.b64decode(content).decode("utf-8"))
-        except (ValueError, TypeError, binascii.Error):
-            continue
-        if isinstance(counts, dict):
-            out[netdev] = counts
-    return out
-
-
-def traffic_checks(before_results, after_results, priority, dscp, capture_results=None, min_share=0.95,
-                   min_bytes=1000000):
-    """The ``traffic <netdev>`` check records of one host's traffic window, from the registered loop results of
-    roce.fabric.rdma_counters before and after (each with its ``item``: ``netdev``, ``device``) and of the captures'
-    count files. A port whose counters could not be read is a failed check that says why."""
-    captures = _capture_counts(capture_results)
+def traffic_checks(before_results, after_results, priority, dscp, captures=None, min_share=0.95, min_bytes=1000000):
+    """The ``traffic <netdev>`` check records of one host's traffic window, from the port snapshots before and after
+    (each with its ``item``: ``netdev``, ``device``; a ``msg`` where it could not be read) and the captures' counts
+    (``{netdev: counts}``; a port without is judged on its counters alone). A port whose counters could not be read
+    is a failed check that says why."""
+    captures = captures or {}
     checks = []
     for before, after in zip(before_results or [], after_results or []):
         item = before.get("item") or {}

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 
+from ansible_collections.roce.fabric.plugins.module_utils.common.files import write_atomic
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError, run_change
 from ansible_collections.roce.fabric.plugins.module_utils.systemd import parsers
 
@@ -84,20 +84,7 @@ class Host(object):
 
     def write(self, path, content, mode):
         def action():
-            directory = os.path.dirname(path)
-            fd, tmp = tempfile.mkstemp(dir=directory, prefix=".roce-fabric-")
-            try:
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(content)
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                os.chmod(tmp, mode)
-                os.chown(tmp, 0, 0)
-                os.rename(tmp, path)
-            except BaseException:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
-                raise
+            write_atomic(path, content, mode, owner=(0, 0), sync=True)
         self.run.mutate("write %s (%d bytes, mode %04o, root:root)" % (path, len(content), mode), action)
 
     def chmod(self, path, mode):

@@ -77,7 +77,8 @@ def failed_names(report):
 def traffic_ports(facts, capture="auto"):
     """The RoCE ports the traffic window watches (Ethernet ports with a netdev, one per netdev, in discovery order)
     and those a wire capture can see: ``capture`` C(auto) takes the ports of software RDMA devices (Soft-RoCE, whose
-    packets go through the netdev), C(always) every watched port, C(never) none. ``{"watch": [...], "capture": [...]}``."""
+    packets go through the netdev), C(always) every watched port, C(never) none. ``{"watch": [{netdev, device,
+    port}], "capture": [netdev]}``: the ports and capture options of roce.fabric.traffic_window."""
     if capture not in ("auto", "always", "never"):
         raise ValueError("validate_qos_capture must be auto, always or never, not %r" % (capture,))
     watch, seen = [], set()
@@ -90,7 +91,8 @@ def traffic_ports(facts, capture="auto"):
         captured = [port for port in watch if port.get("device") in software]
     else:
         captured = list(watch) if capture == "always" else []
-    return {"watch": watch, "capture": captured}
+    return {"watch": [dict(netdev=p["netdev"], device=p.get("device"), port=int(p.get("port") or 1)) for p in watch],
+            "capture": [port["netdev"] for port in captured]}
 
 
 def nccl_environment(discovered, tos=None, extra=None):

@@ -110,13 +110,13 @@ def test_records_of_the_wrong_shape_are_refused_and_nothing_is_written(tmp_path)
 def test_the_traffic_window_watches_the_lab_vm_s_port_and_captures_it_as_software_rdma(lab_vm_facts):
     from ansible_collections.roce.fabric.plugins.filter.validate import validate_traffic_ports
     ports = validate_traffic_ports(lab_vm_facts, "auto")
-    assert [(p["device"], p["netdev"]) for p in ports["watch"]] == [("rxe0", "enp1s0")]
-    assert ports["capture"] == ports["watch"]  # rxe0 is Soft-RoCE: its packets go through enp1s0
+    assert ports["watch"] == [{"netdev": "enp1s0", "device": "rxe0", "port": 1}]  # roce.fabric.traffic_window's ports
+    assert ports["capture"] == ["enp1s0"]  # rxe0 is Soft-RoCE: its packets go through enp1s0
     assert validate_traffic_ports(lab_vm_facts, "never") == {"watch": ports["watch"], "capture": []}
     # A ConnectX sends its RoCE packets past the kernel: auto does not capture it, always does.
     hardware = dict(lab_vm_facts, devices=[dict(d, software=False) for d in lab_vm_facts["devices"]])
     assert validate_traffic_ports(hardware, "auto")["capture"] == []
-    assert validate_traffic_ports(hardware, "always")["capture"] == ports["watch"]
+    assert validate_traffic_ports(hardware, "always")["capture"] == ["enp1s0"]
     # One entry per netdev (a dual-port device's second port on the same netdev is not watched twice).
     doubled = dict(lab_vm_facts, ports=lab_vm_facts["ports"] * 2)
     assert validate_traffic_ports(doubled, "auto")["watch"] == ports["watch"]

@@ -1,0 +1,295 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+---
+module: traffic_window
+short_description: Read RoCE ports' counters around a test's traffic and judge the share on the contract's class
+version_added: 1.0.0
+description:
+  - O(state=open) reads each port's counters (C(ethtool -S) of the netdev, the RDMA port's C(hw_counters), as
+    M(roce.fabric.rdma_counters) does) and, on the ports of O(capture), starts a wire capture in the background
+    (O(capture_script), the validate role's C(roce_dscp_capture.py), which counts RoCE v2 packets by their DSCP). It
+    ends by itself after O(capture_seconds).
+  - O(state=close) stops the captures, waits up to O(capture_wait) seconds for their counts, reads the counters
+    again and returns one C(traffic <netdev>) check record per port for the validation report - the share of the
+    port's RDMA traffic that rode the contract's RoCE class (module_utils/qos/counters.py C(traffic_check)).
+  - Software RDMA (Soft-RoCE, siw) sends through the netdev, where the capture sees it; a hardware RoCE NIC's
+    packets bypass the kernel and its per-priority counters are the evidence.
+  - Neither state changes the host's configuration; the captures' files are the run's own scratch files in
+    O(work_dir). The module reports no change.
+author:
+  - roce.fabric contributors (@roce-fabric)
+extends_documentation_fragment:
+  - roce.fabric.attributes
+  - roce.fabric.command_timeout
+attributes:
+  check_mode:
+    support: none
+    details: Counting traffic needs the traffic; the validate role opens the window only outside check mode.
+  diff_mode:
+    support: none
+options:
+  state:
+    description: V(open) before the traffic, V(close) after it.
+    type: str
+    choices: [open, close]
+    required: true
+  ports:
+    description: The RoCE ports to watch (the C(watch) list of the C(roce.fabric.validate_traffic_ports) filter).
+    type: list
+    elements: dict
+    required: true
+    suboptions:
+      netdev:
+        description: "The network interface: letters, digits and C(_ . : -), at most 15."
+        type: str
+        required: true
+      device:
+        description: The RDMA device on it.
+        type: str
+      port:
+        description: The RDMA device's port.
+        type: int
+        default: 1
+  capture:
+    description: The netdevs of O(ports) whose packets a capture can see (the filter's C(capture) list).
+    type: list
+    elements: str
+    default: []
+  capture_script:
+    description: The capture script on the host; needed when O(capture) is not empty.
+    type: path
+  capture_seconds:
+    description: Longest a capture runs when nothing stops it.
+    type: int
+    default: 900
+  capture_wait:
+    description: Seconds O(state=close) waits for a capture's counts.
+    type: int
+    default: 30
+  work_dir:
+    description: A private directory (M(roce.fabric.private_dir)) for the captures' files; needed with O(capture).
+    type: path
+  python:
+    description: Interpreter that runs O(capture_script).
+    type: str
+    default: python3
+  root:
+    description: Where sysfs is read from (C(/) on a host).
+    type: path
+    default: /
+  before:
+    description: RV(counters) of the O(state=open) run, for O(state=close).
+    type: list
+    elements: dict
+    default: []
+  contract:
+    description: The RoCE QoS contract (C(roce_fabric_qos)) the share is judged against, for O(state=close).
+    type: dict
+    default: {}
+  min_share:
+    description: The least share of the RDMA traffic on the contract's class for a check to pass.
+    type: float
+    default: 0.95
+  min_bytes:
+    description: Below this many RDMA bytes a port is skipped (too little traffic to judge).
+    type: int
+    default: 1000000
+notes:
+  - The validate role opens the window before NCCL across hosts and the pair tests and closes it after them.
+seealso:
+  - module: roce.fabric.rdma_counters
+  - module: roce.fabric.validation_report
+"""
+
+EXAMPLES = r"""
+- name: Open the window
+  roce.fabric.traffic_window:
+    state: open
+    ports: [{netdev: ens1f0np0, device: mlx5_0}]
+  register: window
+
+- name: Close it; one traffic check per port
+  roce.fabric.traffic_window:
+    state: close
+    ports: [{netdev: ens1f0np0, device: mlx5_0}]
+    before: "{{ window.counters }}"
+    contract: "{{ roce_fabric_qos }}"
+  register: closed
+"""
+
+RETURN = r"""
+counters:
+  description: Each port's snapshot (as M(roce.fabric.rdma_counters) returns it, with C(item), the port), or C(item)
+    and C(msg) where it could not be read.
+  returned: always
+  type: list
+  elements: dict
+captures:
+  description: The captures started (O(state=open)) or read (O(state=close)) - C(netdev), and C(counts) once read.
+  returned: always
+  type: list
+  elements: dict
+checks:
+  description: One C(traffic <netdev>) record per port (C(name), C(status), C(msg), C(command)), O(state=close).
+  returned: when state is close
+  type: list
+  elements: dict
+  sample: [{name: traffic enp1s0, status: passed, msg: "enp1s0: 100 % of 2.1 GB on DSCP 26", command: "..."}]
+commands:
+  description: Always empty - nothing of the host's configuration changes.
+  returned: always
+  type: list
+  elements: str
+"""
+
+import json
+import os
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError, ModuleRun, command_timeout_spec
+from ansible_collections.roce.fabric.plugins.module_utils.qos.contract import ContractError, derive
+from ansible_collections.roce.fabric.plugins.module_utils.qos.counters import traffic_checks
+from ansible_collections.roce.fabric.plugins.module_utils.qos.port_counters import read_port
+from ansible_collections.roce.fabric.plugins.module_utils.qos.state import QosInputError, check_names
+
+
+def snapshots(module, ports):
+    out = []
+    for port in ports:
+        item = dict(netdev=port["netdev"], device=port.get("device"), port=port["port"])
+        try:
+            out.append(dict(read_port(module, module.params["root"], port["netdev"], port.get("device"), port["port"]),
+                            item=item))
+        except FabricError as exc:
+            out.append(dict(item=item, msg=str(exc)))
+    return out
+
+
+def capture_files(params, netdev):
+    base = os.path.join(params["work_dir"], "capture-%s" % netdev)
+    return base + ".json", base + ".stop"
+
+
+def detach(argv):
+    """Start ``argv`` in a session of its own, its standard streams on /dev/null (a double fork, as Ansible's async
+    wrapper does): it outlives this module and the SSH session that started it. The capture ends by itself at
+    capture_seconds when nothing stops it."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child's code runs in the forked process
+        try:
+            os.setsid()
+            if os.fork():
+                os._exit(0)
+            null = os.open(os.devnull, os.O_RDWR)
+            for stream in (0, 1, 2):
+                os.dup2(null, stream)
+            os.closerange(3, 65536)
+            os.execve(argv[0], argv, dict(os.environ, LC_ALL="C"))
+        finally:
+            os._exit(127)
+    os.waitpid(pid, 0)
+
+
+def open_window(run, module):
+    params = module.params
+    started = []
+    for netdev in params["capture"]:
+        result, stop = capture_files(params, netdev)
+        for path in (result, stop):
+            if os.path.lexists(path):
+                os.unlink(path)
+    counters = snapshots(module, params["ports"])
+    for netdev in params["capture"]:
+        result, stop = capture_files(params, netdev)
+        python = module.get_bin_path(params["python"], required=True)
+        detach([python, params["capture_script"], netdev, str(params["capture_seconds"]), result, stop])
+        started.append(dict(netdev=netdev))
+    run.update(counters=counters, captures=started)
+
+
+def close_window(run, module):
+    params = module.params
+    try:
+        qos = derive(params["contract"])
+    except ContractError as exc:
+        raise FabricError("contract: %s" % exc, kind="bad_input")
+    for netdev in params["capture"]:
+        stop = capture_files(params, netdev)[1]
+        with open(stop, "w"):
+            pass
+    deadline = time.monotonic() + params["capture_wait"]
+    counts, read = {}, []
+    for netdev in params["capture"]:
+        result = capture_files(params, netdev)[0]
+        while not os.path.exists(result) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        try:
+            with open(result) as handle:
+                counts[netdev] = json.load(handle)
+        except (OSError, ValueError):
+            pass  # no counts: the port is judged on its counters alone
+        read.append(dict(netdev=netdev, counts=counts.get(netdev)))
+    after = snapshots(module, params["ports"])
+    before = dict((b.get("item", {}).get("netdev"), b) for b in params["before"])
+    missing = dict(msg="no snapshot from the window's opening")
+    paired = [(dict(before.get(a["item"]["netdev"]) or dict(missing, item=a["item"])), a) for a in after]
+    checks = traffic_checks([b for b, _a in paired], [a for _b, a in paired], qos["roce_priority"], qos["roce_dscp"],
+                            captures=counts, min_share=params["min_share"], min_bytes=params["min_bytes"])
+    run.update(counters=after, captures=read, checks=checks)
+
+
+def main():
+    module = AnsibleModule(
+        argument_spec=dict(
+            state=dict(type="str", choices=["open", "close"], required=True),
+            ports=dict(type="list", elements="dict", required=True, options=dict(
+                netdev=dict(type="str", required=True),
+                device=dict(type="str"),
+                port=dict(type="int", default=1),
+            )),
+            capture=dict(type="list", elements="str", default=[]),
+            capture_script=dict(type="path"),
+            capture_seconds=dict(type="int", default=900),
+            capture_wait=dict(type="int", default=30),
+            work_dir=dict(type="path"),
+            python=dict(type="str", default="python3"),
+            root=dict(type="path", default="/"),
+            before=dict(type="list", elements="dict", default=[]),
+            contract=dict(type="dict", default={}),
+            min_share=dict(type="float", default=0.95),
+            min_bytes=dict(type="int", default=1000000),
+            **command_timeout_spec()
+        ),
+        supports_check_mode=False,
+    )
+    params = module.params
+    run = ModuleRun(module, counters=[], captures=[])
+    watched = [port["netdev"] for port in params["ports"]]
+    try:
+        for port in params["ports"]:
+            check_names(port["netdev"], port.get("device"))
+        for netdev in params["capture"]:
+            check_names(netdev, None)
+    except QosInputError as exc:
+        run.fail("Invalid input: %s; nothing was read" % exc)
+    stray = [netdev for netdev in params["capture"] if netdev not in watched]
+    if stray:
+        run.fail("Invalid input: capture names %s, not among ports; nothing was read" % ", ".join(stray))
+    if params["capture"] and not (params["work_dir"] and (params["capture_script"] or params["state"] == "close")):
+        run.fail("Invalid input: a capture needs work_dir (and capture_script to open); nothing was read")
+    if not 1 <= params["capture_seconds"] <= 86400 or not 0 <= params["capture_wait"] <= 3600:
+        run.fail("Invalid input: capture_seconds must be 1-86400 and capture_wait 0-3600; nothing was read")
+    run.execute(lambda run: open_window(run, module) if params["state"] == "open" else close_window(run, module))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,108 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""roce.fabric.traffic_window through main(): the window's checks equal the single-port judge on the same captured
+snapshots (no drift between what the report shows and the Python judge), a port that could not be read is a failed
+check, a real capture (the validate role's script) started, stopped and read on loopback, and bad input refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from unittest import mock
+
+import pytest
+
+from ansible.module_utils import basic
+
+from ansible_collections.roce.fabric.plugins.filter.roce_qos import FilterModule
+from ansible_collections.roce.fabric.plugins.modules import traffic_window
+from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
+from ansible_collections.roce.fabric.tests.unit.plugins.modules.utils import run_module
+
+CAPTURE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "validate", "files", "roce_dscp_capture.py")
+PORTS = [dict(netdev="enp1s0", device="rxe0", port=1), dict(netdev="enp2s0", device="rxe1", port=1)]
+
+
+def lab_vm_root(tmp_path, when):
+    """The sysfs of the lab VM's enp1s0/rxe0 with the hw_counters captured there (fixtures/counters)."""
+    root = tmp_path / "root"
+    net = root / "sys" / "class" / "net" / "enp1s0" / "device"
+    net.mkdir(parents=True, exist_ok=True)
+    (root / "virtio_net").mkdir(exist_ok=True)
+    if not (net / "driver").exists():
+        (net / "driver").symlink_to(root / "virtio_net")
+    hw = root / "sys" / "class" / "infiniband" / "rxe0" / "ports" / "1" / "hw_counters"
+    hw.mkdir(parents=True, exist_ok=True)
+    for line in corpus.read("counters", "hw_counters_rxe_%s.txt" % when).splitlines():
+        name, value = line.split(":", 1)
+        (hw / name).write_text(value + "\n")
+    return str(root)
+
+
+def with_ethtool(when):
+    """ethtool -S as the lab VM printed it (fixtures/counters)."""
+    output = corpus.read("counters", "ethtool_S_virtio_%s.txt" % when)
+    return mock.patch.multiple(basic.AnsibleModule, get_bin_path=mock.Mock(return_value="/usr/sbin/ethtool"),
+                               run_command=mock.Mock(return_value=(0, output, "")))
+
+
+def test_the_window_s_checks_equal_the_single_port_judge_and_an_unread_port_fails(tmp_path):
+    with with_ethtool("before"):
+        opened = run_module(traffic_window.main, dict(state="open", ports=PORTS, root=lab_vm_root(tmp_path, "before")))
+    assert opened["changed"] is False and opened["captures"] == [], opened
+    assert opened["counters"][0]["hw_counters"]["sent_pkts"] == 0 and opened["counters"][0]["driver"] == "virtio_net"
+    assert opened["counters"][1] == dict(item=PORTS[1], msg="No network interface enp2s0 on this host")
+    with with_ethtool("after"):
+        closed = run_module(traffic_window.main, dict(state="close", ports=PORTS, root=lab_vm_root(tmp_path, "after"),
+                                                      before=opened["counters"], contract={}))
+    single = FilterModule().filters()["roce_qos_traffic"]
+    before = dict((k, opened["counters"][0][k]) for k in ("driver", "ethtool", "hw_counters"))
+    after = dict((k, closed["counters"][0][k]) for k in ("driver", "ethtool", "hw_counters"))
+    alone = single("enp1s0", before, after, {})
+    assert [c["name"] for c in closed["checks"]] == ["traffic enp1s0", "traffic enp2s0"]
+    assert (closed["checks"][0]["status"], closed["checks"][0]["msg"]) == (alone["status"], alone["msg"])
+    assert closed["checks"][1]["status"] == "failed" and "the counters could not be read" in closed["checks"][1]["msg"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.isdir("/sys/class/net/lo"), reason="a packet socket needs root")
+def test_a_real_capture_on_loopback_is_started_stopped_and_read(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir(mode=0o700)
+    script = str(work / "roce_dscp_capture.py")
+    shutil.copy(CAPTURE, script)
+    ports = [dict(netdev="lo")]
+    opened = run_module(traffic_window.main, dict(state="open", ports=ports, capture=["lo"], capture_script=script,
+                                                  capture_seconds=60, work_dir=str(work)))
+    assert opened.get("failed") is not True and opened["captures"] == [dict(netdev="lo")], opened
+    time.sleep(1)  # the capture binds its socket
+    started = time.monotonic()
+    closed = run_module(traffic_window.main, dict(state="close", ports=ports, capture=["lo"], work_dir=str(work),
+                                                  before=opened["counters"], contract={}, capture_wait=20))
+    assert time.monotonic() - started < 15, "the stop file did not stop the capture"
+    assert closed.get("failed") is not True, closed.get("msg")
+    counts = closed["captures"][0]["counts"]
+    # RoCE v2 packets on loopback: none of the tests here, but another program may send some.
+    assert closed["captures"][0]["netdev"] == "lo" and isinstance(counts["packets"], int) and "dropped" in counts, closed
+    assert json.loads((work / "capture-lo.json").read_text()) == counts
+    assert closed["checks"][0]["name"] == "traffic lo" and closed["checks"][0]["command"].endswith("wire capture of UDP 4791")
+
+
+@pytest.mark.parametrize("bad, words", [
+    (dict(ports=[dict(netdev="enp1s0;reboot")]), "Invalid input"),
+    (dict(ports=[dict(netdev="enp1s0")], capture=["enp9s0"]), "capture names enp9s0, not among ports"),
+    (dict(ports=[dict(netdev="enp1s0")], capture=["enp1s0"]), "a capture needs work_dir (and capture_script to open)"),
+    (dict(ports=[dict(netdev="enp1s0")], capture_seconds=0), "capture_seconds must be 1-86400"),
+])
+def test_bad_input_is_refused_before_anything_is_read(bad, words, tmp_path):
+    with mock.patch.object(basic.AnsibleModule, "run_command") as run:
+        result = run_module(traffic_window.main, dict(dict(state="open", root=str(tmp_path)), **bad))
+    assert result["failed"] and words in result["msg"], result
+    assert run.call_count == 0
+
+
+def test_a_contract_that_is_not_one_is_refused_at_close(tmp_path):
+    result = run_module(traffic_window.main, dict(state="close", ports=[], contract={"roce_dscp": 99}))
+    assert result["failed"] and result["msg"].startswith("contract:"), result
