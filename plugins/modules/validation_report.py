@@ -20,7 +20,12 @@ description:
   - With O(mode=write), merges the server and client outcomes into the planned tests and writes
     C(report.json), a self-contained C(report.html) (pass/fail per host and pair, a bandwidth-versus-size
     plot per test, the exact command behind every number) and C(report.xml) (JUnit XML for CI systems, a test
-    case per pair test and per host check) into O(dest).
+    case per pair test, per host check and per finding) into O(dest).
+  - The report's C(findings) name the part to replace where the run shows one - the pair matrix (an endpoint in far
+    more bad pairs than chance explains) joined with the counters the traffic window read on the same ports (the
+    C(nic) deltas of the C(traffic <netdev>) checks) - each with its evidence, a confidence (low on one kind of
+    evidence, which asks for an inspection only) and the action. C(location) says what the matrix showed and
+    why it may not name a part (two hosts cannot tell which end of a failing pair is at fault).
   - Usually runs once on the controller, delegated to C(localhost) with C(run_once).
 author:
   - roce.fabric contributors (@roce-fabric)
@@ -196,7 +201,8 @@ plan:
   type: dict
 report:
   description: V(write) - the report as written to C(report.json) (C(title), C(generated), C(summary), C(passed),
-    C(hosts), C(tests)).
+    C(hosts), C(tests), C(findings) (each C(part), C(id), C(confidence), C(evidence), C(action), C(replace),
+    C(alternatives)) and C(location)).
   returned: mode is write
   type: dict
 passed:
@@ -231,6 +237,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.common.private import 
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import ModuleRun
 from ansible_collections.roce.fabric.plugins.module_utils.common.version import COLLECTION_VERSION
 from ansible_collections.roce.fabric.plugins.module_utils.validate import checks as _checks
+from ansible_collections.roce.fabric.plugins.module_utils.validate import findings as _findings
 from ansible_collections.roce.fabric.plugins.module_utils.validate import junit as _junit
 from ansible_collections.roce.fabric.plugins.module_utils.validate import plan as _validate
 
@@ -291,6 +298,7 @@ def write_report(run):
     generated = dict(p["generated"] or {}, collection_version=COLLECTION_VERSION) if p["generated"] is not None else None
     report = _validate.build_report(_validate.merge_results(p["plan"], p["results"]), hosts, title=p["title"],
                                     generated=generated)
+    report["findings"], report["location"] = _findings.findings_of(report["tests"], report["hosts"])
     json_path = os.path.join(p["dest"], "report.json")
     html_path = os.path.join(p["dest"], "report.html")
     xml_path = os.path.join(p["dest"], "report.xml")

@@ -257,5 +257,12 @@ def traffic_checks(before_results, after_results, priority, dscp, captures=None,
                               min_share=float(min_share), min_bytes=int(min_bytes))
         command = "roce.fabric.rdma_counters (ethtool -S %s, %s hw_counters) before and after%s" % (
             netdev, item.get("device"), " + wire capture of UDP 4791" if netdev in captures else "")
-        checks.append({"name": name, "status": check["status"], "msg": check["msg"], "command": command})
+        record = {"name": name, "status": check["status"], "msg": check["msg"], "command": command,
+                  "netdev": netdev, "device": item.get("device")}
+        # The window's counter deltas, the evidence the report's fault location reads (only those that moved).
+        nic = dict((key, value) for key, value in deltas(before.get("ethtool") or {}, after.get("ethtool") or {}).items()
+                   if value)
+        if nic:
+            record["nic"] = nic
+        checks.append(record)
     return checks

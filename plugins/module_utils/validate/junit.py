@@ -6,9 +6,9 @@
 
 PRIVATE to the roce.fabric collection: may change without notice.
 
-One ``testsuite`` for the pair tests (a ``testcase`` per test, named by its id) and one per host or switch (a
-``testcase`` per check); a failed test or check carries a ``failure`` with its cause and message, a skipped or
-not-run one a ``skipped``. The same report gives the same bytes (hosts in name order, no time stamps beyond the
+One ``testsuite`` for the pair tests (a ``testcase`` per test, named by its id), one per host or switch (a
+``testcase`` per check) and one for the fault location's findings (a ``testcase`` per part); a failed test or check
+carries a ``failure`` with its cause and message, a skipped or not-run one a ``skipped``. The same report gives the same bytes (hosts in name order, no time stamps beyond the
 report's own ``generated`` time).
 """
 
@@ -62,6 +62,17 @@ def render_junit(report):
                  for check in entry.get("checks") or []]
         if cases:
             suites.append(_suite(host, cases, timestamp))
+    # The part to replace: a finding that asks for a replacement is a failure, one of low confidence is reported
+    # as skipped (to inspect, not to act on).
+    finding_cases = []
+    for finding in report.get("findings") or []:
+        status = "failed" if finding.get("replace") else "skipped"
+        text = "%s (%s confidence): %s; %s" % (finding.get("part"), finding.get("confidence"), finding.get("action"),
+                                               "; ".join(e.get("text", "") for e in finding.get("evidence") or []))
+        finding_cases.append((status, _case("findings", "%s %s" % (finding.get("part"), finding.get("id")), status,
+                                            text, finding.get("part"))))
+    if finding_cases:
+        suites.append(_suite("findings", finding_cases, timestamp))
     tests = sum(suite[1] for suite in suites)
     failures = sum(suite[2] for suite in suites)
     skipped = sum(suite[3] for suite in suites)

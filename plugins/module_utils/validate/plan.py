@@ -387,6 +387,20 @@ def render_html(report):
     out.append("<p>Result: %s &mdash; %d passed, %d failed, %d skipped, %d not run%s</p>" % (
         _badge("passed" if report["passed"] else "failed"), summary["passed"], summary["failed"], summary["skipped"],
         summary["not_run"], (" &mdash; generated %s" % esc(generated_text(report["generated"]))) if report.get("generated") else ""))
+    findings = report.get("findings") or []
+    location = report.get("location") or {}
+    if findings or location.get("note"):
+        out.append("<h2>Fault location</h2>")
+        if location.get("note"):
+            out.append("<p>%s</p>" % esc(location["note"]))
+        if findings:
+            out.append("<table><tr><th>part</th><th>which</th><th>confidence</th><th>action</th><th>evidence</th></tr>")
+            for finding in findings:
+                out.append("<tr><td>%s</td><td><code>%s</code></td><td>%s</td><td>%s</td><td>%s</td></tr>" % (
+                    esc(str(finding.get("part"))), esc(str(finding.get("id"))), esc(str(finding.get("confidence"))),
+                    esc(str(finding.get("action"))), "<br>".join(
+                        "%s: %s" % (esc(str(e.get("kind"))), esc(str(e.get("text")))) for e in finding.get("evidence") or [])))
+            out.append("</table>")
     out.append("<h2>Hosts</h2><table><tr><th>host</th><th>status</th><th>check</th><th>result</th><th>command</th></tr>")
     for name in sorted(report["hosts"]):
         host = report["hosts"][name]

@@ -147,3 +147,30 @@ def test_the_junit_report_has_a_case_per_pair_test_and_host_check_for_ci_systems
     discovery = [case for case in suites["a"] if case.get("name") == "discovery"][0]
     assert discovery.find("failure") is None and discovery.find("system-out").text == "rdma_facts"
     assert suites["b"].find("testcase").find("skipped").get("message") == "check mode: no active RDMA port yet"
+
+
+def test_the_written_report_names_the_part_from_the_matrix_and_the_window_counters(tmp_path):
+    """Four hosts, every pair of c failed, c's traffic check with receive physical errors: the report's findings
+    name c's cable (matrix and counters: medium confidence), its JUnit a failed finding case."""
+    hosts = dict((name, dict(ports=[dict(device="mlx5_0", port=1, rate_gbps=100.0, ipv4="10.99.0.%d" % n)]))
+                 for n, name in enumerate("abcd", 1))
+    plan = run_module(validation_report.main, dict(mode="plan", hosts=hosts, tests=["ib_write_bw"]))["plan"]
+    results = []
+    for test in plan["tests"]:
+        failed = "c" in (test["server"], test["client"])
+        results.append(dict(test_id=test["id"], role="server", passed=True, command="ib_write_bw"))
+        results.append(dict(test_id=test["id"], role="client", passed=not failed, cause="timeout" if failed else None,
+                            msg="stopped at 60 s" if failed else "", command="ib_write_bw",
+                            summary=None if failed else dict(bytes=65536, value=91.2, unit="Gb/s")))
+    checks = dict((name, [dict(name="traffic ens1f0np0", status="passed", msg="", command="", netdev="ens1f0np0",
+                               device="mlx5_0", **({"nic": {"rx_crc_errors_phy": 912}} if name == "c" else {}))])
+                  for name in hosts)
+    dest = str(tmp_path / "report")
+    result = run_module(validation_report.main, dict(mode="write", plan=plan, dest=dest, results=results,
+                                                     host_checks=checks))
+    report = result["report"]
+    assert [(f["part"], f["id"], f["confidence"]) for f in report["findings"]] == [("cable", "c/mlx5_0", "medium")]
+    assert report["location"]["suspects"] == ["c/mlx5_0"] and report["location"]["pairs"] == 6
+    assert 'name="cable c/mlx5_0"' in open(os.path.join(dest, "report.xml")).read()
+    assert run_module(validation_report.main, dict(mode="write", plan=plan, dest=dest, results=results,
+                                                   host_checks=checks))["changed"] is False

@@ -1,0 +1,93 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The report's findings (module_utils/validate/findings.py): one run's merged pair tests and the counter deltas of
+its traffic checks, handed to the fault location engine; the report, its HTML and JUnit carry them."""
+
+from __future__ import annotations
+
+import itertools
+
+from ansible_collections.roce.fabric.plugins.module_utils.qos import counters
+from ansible_collections.roce.fabric.plugins.module_utils.validate import junit, plan
+from ansible_collections.roce.fabric.plugins.module_utils.validate.findings import findings_of, run_inputs
+from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
+
+HOSTS = ["gpu%02d" % n for n in range(1, 7)]
+
+
+def merged(bad_host=None, gbps=92.5):
+    """Tests as merge_results returns them: ib_write_bw over every pair, those of ``bad_host`` failed."""
+    tests = []
+    for number, (server, client) in enumerate(itertools.combinations(HOSTS, 2)):
+        failed = bad_host in (server, client)
+        tests.append(dict(id="ib_write_bw:%s->%s" % (server, client), number=number + 1, port=18515 + number,
+                          round=None, msg="", tool="ib_write_bw", server=server, client=client,
+                          server_device="mlx5_0", client_device="mlx5_0",
+                          status="failed" if failed else "passed", cause="timeout" if failed else None,
+                          summary=None if failed else dict(bytes=65536, value=gbps, unit="Gb/s")))
+    return tests
+
+
+def hosts_with(nic_of=None):
+    """Each host's traffic check as traffic_checks records it, with the deltas of ``nic_of[host]``."""
+    out = {}
+    for host in HOSTS:
+        record = dict(name="traffic ens1f0np0", status="passed", msg="", command="", netdev="ens1f0np0", device="mlx5_0")
+        if (nic_of or {}).get(host):
+            record["nic"] = nic_of[host]
+        out[host] = dict(status="passed", checks=[record])
+    return out
+
+
+def test_a_healthy_run_has_no_finding():
+    findings, location = findings_of(merged(), hosts_with())
+    assert findings == [] and location["pairs"] == 15 and location["suspects"] == [] and location["reference_gbps"] == 92.5
+
+
+def test_a_host_whose_pairs_fail_with_receive_errors_is_its_cable_with_two_kinds_of_evidence():
+    # The mlx5 physical counters the kernel documents (rx_crc_errors_phy, rx_symbol_err_phy), as window deltas.
+    findings, location = findings_of(merged("gpu04"), hosts_with({"gpu04": {"rx_crc_errors_phy": 1840,
+                                                                            "rx_symbol_err_phy": 77}}))
+    assert location["suspects"] == ["gpu04/mlx5_0"] and "retests were not run" in location["note"]
+    top = findings[0]
+    assert (top["part"], top["id"], top["confidence"], top["replace"]) == ("cable", "gpu04/mlx5_0", "medium", True)
+    assert [e["kind"] for e in top["evidence"]] == ["matrix", "nic_rx"] and "5 of its 5 pairs" in top["evidence"][0]["text"]
+
+
+def test_the_matrix_alone_names_the_nic_port_for_inspection_only():
+    findings, _location = findings_of(merged("gpu02"), hosts_with())
+    assert [(f["part"], f["id"], f["confidence"], f["replace"]) for f in findings] == [
+        ("nic_port", "gpu02/mlx5_0", "low", False)]
+    assert findings[0]["action"].startswith("inspect (one kind of evidence only)")
+
+
+def test_two_hosts_cannot_name_the_end_of_a_failing_pair():
+    tests = [t for t in merged("gpu02") if {t["server"], t["client"]} == {"gpu01", "gpu02"}]
+    findings, location = findings_of(tests, hosts_with())
+    assert findings == [] and "three hosts or more" in location["note"]
+    assert findings_of([], {}) == ([], dict(pairs=0, note="no pair test ran: nothing to locate"))
+
+
+def test_the_traffic_check_carries_the_deltas_the_findings_read():
+    """From the lab VM's captured ethtool -S around an ib_write_bw: only the counters that moved, and the port."""
+    snap = dict((when, dict(ethtool=counters.parse_ethtool_stats(corpus.read("counters", "ethtool_S_virtio_%s.txt" % when)),
+                            hw_counters={}, driver="virtio_net")) for when in ("before", "after"))
+    item = dict(netdev="enp1s0", device="rxe0", port=1)
+    record = counters.traffic_checks([dict(snap["before"], item=item)], [dict(snap["after"], item=item)], 3, 26)[0]
+    assert (record["netdev"], record["device"]) == ("enp1s0", "rxe0")
+    assert record["nic"] and all(value > 0 for value in record["nic"].values())
+    fleet, _rails, evidence = run_inputs([dict(tool="ib_write_bw", server="node1", client="node2", server_device="rxe0",
+                                               client_device="rxe0", status="passed", summary=None)],
+                                         {"node1": {"checks": [record]}})
+    assert evidence["endpoints"]["node1/rxe0"]["nic"] == record["nic"] and fleet["endpoints"]["node1/rxe0"]["netdev"] == "enp1s0"
+
+
+def test_the_report_s_page_and_junit_carry_the_findings():
+    tests, hosts = merged("gpu04"), hosts_with({"gpu04": {"rx_crc_errors_phy": 1840}})
+    report = plan.build_report(tests, hosts)
+    report["findings"], report["location"] = findings_of(tests, hosts)
+    page = plan.render_html(report)
+    assert "<h2>Fault location</h2>" in page and "gpu04/mlx5_0" in page and "replace the cable or optic" in page
+    xml = junit.render_junit(report)
+    assert '<testsuite name="findings" tests="1" failures="1"' in xml and 'name="cable gpu04/mlx5_0"' in xml
