@@ -8,8 +8,8 @@ PRIVATE to the roce.fabric collection: may change without notice.
 
 One ``testsuite`` for the pair tests (a ``testcase`` per test, named by its id), one per host or switch (a
 ``testcase`` per check) and one for the fault location's findings (a ``testcase`` per part); a failed test or check
-carries a ``failure`` with its cause and message, a skipped or not-run one a ``skipped``. The same report gives the same bytes (hosts in name order, no time stamps beyond the
-report's own ``generated`` time).
+carries a ``failure`` with its cause and message, a skipped or not-run one a ``skipped``. The same report gives
+the same bytes (hosts in name order, no time stamps beyond the report's own ``generated`` time).
 """
 
 from __future__ import annotations
