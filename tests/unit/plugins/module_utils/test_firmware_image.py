@@ -10,9 +10,8 @@ import os
 
 import pytest
 
-from ansible_collections.roce.fabric.plugins.module_utils.firmware.image import (FirmwareImageError, fw_version,
-                                                                                image_plan, parse_flint_query,
-                                                                                parse_fwmanager)
+from ansible_collections.roce.fabric.plugins.module_utils.firmware.image import (
+    FirmwareImageError, fw_version, image_plan, parse_flint_query, parse_fwmanager)
 from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
 SAMPLES = sorted(os.listdir(os.path.join(corpus.FIXTURES, "fwimage")))
