@@ -159,11 +159,10 @@ def image_plan(devices, versions, policy="exact", allow_downgrade=False):
                 plan.update(action="none", reason="%s: runs %s (%s %s)" % (name, version_text(burnt), policy,
                                                                            version_text(wanted)))
         elif burnt is not None and burnt > wanted and not allow_downgrade:
-            plan.update(action="refuse", reason="%s: %s would replace the newer %s, a downgrade: allow it "
-                                                "(allow_downgrade) or pin %s" % (name, version_text(wanted),
-                                                                               version_text(burnt), version_text(burnt)))
+            reason = "%s: %s would replace the newer %s, a downgrade: allow it (allow_downgrade) or pin %s" % (
+                name, version_text(wanted), version_text(burnt), version_text(burnt))
+            plan.update(action="refuse", reason=reason)
         else:
-            plan.update(action="burn", reason="%s: %s to burn over %s" % (name, version_text(wanted),
-                                                                         version_text(burnt)))
+            plan.update(action="burn", reason="%s: %s to burn over %s" % (name, version_text(wanted), version_text(burnt)))
         plans.append(plan)
     return plans
