@@ -59,8 +59,8 @@ def test_the_mpi_user_s_ssh_files_are_refused_for_links_and_a_home_not_its_own()
     planted = stats(directory, dict(directory), absent, {"exists": True, "islnk": True, "isdir": False, "uid": 998})
     assert path_problems(planted, home, "roce-mpi", 998) == [home + "/.ssh/id_ed25519_roce_mpi.pub is a symbolic link"]
     linked_ssh = stats(directory, {"exists": True, "islnk": True, "isdir": False, "uid": 998})
-    assert path_problems(linked_ssh, home, "roce-mpi", 998) == [home + "/.ssh is a symbolic link",
-                                                                  home + "/.ssh is not a directory"]
+    assert path_problems(linked_ssh, home, "roce-mpi", 998) == [
+        home + "/.ssh is a symbolic link", home + "/.ssh is not a directory"]
     assert path_problems(stats(dict(directory, uid=0), dict(directory)), home, "roce-mpi", 998) == [
         home + " is not owned by roce-mpi"]
     assert path_problems(stats(absent, absent), home, "roce-mpi", 998) == [
