@@ -184,3 +184,35 @@ def test_an_apply_on_5_9_saves_by_itself_unless_auto_save_is_off(sim):
     sim("PATCH", "/revision/" + quoted(rev), {"state": "apply", "auto-prompt": {"ays": "ays_yes"}})
     assert sim("GET", "/?rev=applied")[1]["qos"]["roce"]["mode"] == "lossless"
     assert sim("GET", "/?rev=startup")[1]["qos"]["roce"]["mode"] == "lossy"
+
+
+def test_nv_over_ssh_closes_a_channel_only_after_the_client_and_the_door_keeps_its_fault(tmp_path):
+    """sshd answers an exec request before the command's output; paramiko sends that answer only after the server's
+    handler returns, so a channel the simulator closed from its worker first could reach the client before the
+    answer, and paramiko's client then raised "Channel closed." with the output unread. The simulator's channel
+    waits for the client's close. And a fault the door arms is not lost to a request the simulator saves at the
+    same time (both take its file lock)."""
+    paramiko = pytest.importorskip("paramiko")
+    port, ssh_port = free_port(), free_port()
+    switch = peer_nvue.NvueSwitch(FakeLab(str(tmp_path)), "leaf8", dict(ansible_host="127.0.0.1", nvue_api_port=port,
+                                  ansible_port=ssh_port, ansible_user=USER, ansible_password=PASSWORD,
+                                  roce_lab_cumulus_version="5.4.0"), 0)
+    switch.start()
+    client = paramiko.SSHClient()
+    client.set_missing_host_key_policy(paramiko.AutoAddPolicy())  # the test's own simulator on loopback
+    try:
+        client.connect("127.0.0.1", port=ssh_port, username=USER, password=PASSWORD, allow_agent=False,
+                       look_for_keys=False, timeout=10)
+        for _ in range(20):
+            _stdin, stdout, _stderr = client.exec_command("nv config diff -o json", timeout=10)
+            assert stdout.read().decode().strip() == "{}" and stdout.channel.recv_exit_status() == 0
+            time.sleep(0.05)
+            assert not stdout.channel.closed, "the simulator closed the channel before the client did"
+            stdout.channel.close()
+        switch.fault(apply="fail")
+        _stdin, stdout, _stderr = client.exec_command("nv config show -o json", timeout=10)
+        stdout.read()
+        assert switch.state()["faults"]["apply"] == "fail"
+    finally:
+        client.close()
+        switch.stop()
