@@ -17,7 +17,8 @@ import pytest
 
 from ansible.module_utils import basic
 
-from ansible_collections.roce.fabric.plugins.filter.roce_qos import FilterModule
+from ansible_collections.roce.fabric.plugins.module_utils.qos.contract import derive
+from ansible_collections.roce.fabric.plugins.module_utils.qos.counters import traffic_check
 from ansible_collections.roce.fabric.plugins.modules import traffic_window
 from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 from ansible_collections.roce.fabric.tests.unit.plugins.modules.utils import run_module
@@ -58,10 +59,10 @@ def test_the_window_s_checks_equal_the_single_port_judge_and_an_unread_port_fail
     with with_ethtool("after"):
         closed = run_module(traffic_window.main, dict(state="close", ports=PORTS, root=lab_vm_root(tmp_path, "after"),
                                                       before=opened["counters"], contract={}))
-    single = FilterModule().filters()["roce_qos_traffic"]
     before = dict((k, opened["counters"][0][k]) for k in ("driver", "ethtool", "hw_counters"))
     after = dict((k, closed["counters"][0][k]) for k in ("driver", "ethtool", "hw_counters"))
-    alone = single("enp1s0", before, after, {})
+    qos = derive({})  # the contract's defaults, as the module derives them
+    alone = traffic_check("enp1s0", before, after, qos["roce_priority"], qos["roce_dscp"])
     assert [c["name"] for c in closed["checks"]] == ["traffic enp1s0", "traffic enp2s0"]
     assert (closed["checks"][0]["status"], closed["checks"][0]["msg"]) == (alone["status"], alone["msg"])
     assert closed["checks"][1]["status"] == "failed" and "the counters could not be read" in closed["checks"][1]["msg"]
