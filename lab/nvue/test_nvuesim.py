@@ -203,7 +203,7 @@ def test_nv_over_ssh_closes_a_channel_only_after_the_client_and_the_door_keeps_i
     try:
         client.connect("127.0.0.1", port=ssh_port, username=USER, password=PASSWORD, allow_agent=False,
                        look_for_keys=False, timeout=10)
-        for _ in range(20):
+        for dummy in range(20):
             _stdin, stdout, _stderr = client.exec_command("nv config diff -o json", timeout=10)
             assert stdout.read().decode().strip() == "{}" and stdout.channel.recv_exit_status() == 0
             time.sleep(0.05)
