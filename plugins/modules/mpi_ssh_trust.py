@@ -149,20 +149,13 @@ import stat
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.files import write_atomic
+from ansible_collections.roce.fabric.plugins.module_utils.common.private import current_user
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import LOCALE_ENV, ModuleRun
 from ansible_collections.roce.fabric.plugins.module_utils.validate.ssh import (
     KEY_MARK, TrustError, authorized_keys_text, known_hosts_text, path_problems, public_key)
 
 NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 USER_RE = re.compile(r"^[a-z_][a-z0-9_.-]*[$]?$")
-
-
-def _whoami():
-    import pwd  # pylint: disable=import-outside-toplevel
-    try:
-        return pwd.getpwuid(os.geteuid()).pw_name
-    except KeyError:
-        return "uid %d" % os.geteuid()
 
 
 def _lstat(path):
@@ -239,7 +232,7 @@ def body(run, module):
     ssh_dir = os.path.join(home, ".ssh")
     key = os.path.join(ssh_dir, params["key_name"])
     authorized, known = os.path.join(ssh_dir, "authorized_keys"), os.path.join(ssh_dir, "known_hosts")
-    me = _whoami()
+    me = current_user()
     if me != params["user"]:
         run.fail("The MPI user's files would be made as %s, not %s (check the become settings); nothing was changed"
                  % (me, params["user"]))

@@ -85,18 +85,10 @@ import shutil
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.private import (PrivateDirError, check_private_dir,
-                                                                                 private_dir)
+                                                                                 current_user, private_dir)
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import ModuleRun
 
 PATH_RE = re.compile(r"^(/[A-Za-z0-9_.@+-]+)+/?$")
-
-
-def _user():
-    try:
-        import pwd
-        return pwd.getpwuid(os.geteuid()).pw_name
-    except (ImportError, KeyError):
-        return "uid %d" % os.geteuid()
 
 
 def main():
@@ -112,7 +104,7 @@ def main():
         module.fail_json(msg="path must be an absolute path of letters, digits and _ . @ + - parts without . or .. "
                              "parts (got %r); nothing was changed" % path)
     path = path.rstrip("/")
-    run = ModuleRun(module, path=path, owner=_user())
+    run = ModuleRun(module, path=path, owner=current_user())
 
     def body(run):
         try:

@@ -22,7 +22,7 @@ description:
   - Software RDMA (Soft-RoCE, siw) sends through the netdev, where the capture sees it; a hardware RoCE NIC's
     packets bypass the kernel and its per-priority counters are the evidence.
   - Neither state changes the host's configuration; the captures' files are the run's own scratch files in
-    O(work_dir). The module reports no change.
+    O(work_dir). The module reports no change. In check mode it only reads counters (no capture).
 author:
   - roce.fabric contributors (@roce-fabric)
 extends_documentation_fragment:
@@ -30,8 +30,9 @@ extends_documentation_fragment:
   - roce.fabric.command_timeout
 attributes:
   check_mode:
-    support: none
-    details: Counting traffic needs the traffic; the validate role opens the window only outside check mode.
+    support: full
+    details: In check mode the counters are read and judged as in a real run, but no capture is started, stopped or
+      read (its files are left as they are); the validate role opens the window only outside check mode.
   diff_mode:
     support: none
 options:
@@ -202,13 +203,15 @@ def detach(argv):
 def open_window(run, module):
     params = module.params
     started = []
-    for netdev in params["capture"]:
+    # Check mode reads the counters only: a capture is a process on the host, and its files are written.
+    capturing = [] if run.check_mode else params["capture"]
+    for netdev in capturing:
         result, stop = capture_files(params, netdev)
         for path in (result, stop):
             if os.path.lexists(path):
                 os.unlink(path)
     counters = snapshots(module, params["ports"])
-    for netdev in params["capture"]:
+    for netdev in capturing:
         result, stop = capture_files(params, netdev)
         python = module.get_bin_path(params["python"], required=True)
         detach([python, params["capture_script"], netdev, str(params["capture_seconds"]), result, stop])
@@ -222,13 +225,14 @@ def close_window(run, module):
         qos = derive(params["contract"])
     except ContractError as exc:
         raise FabricError("contract: %s" % exc, kind="bad_input")
-    for netdev in params["capture"]:
+    capturing = [] if run.check_mode else params["capture"]
+    for netdev in capturing:
         stop = capture_files(params, netdev)[1]
         with open(stop, "w"):
             pass
     deadline = time.monotonic() + params["capture_wait"]
     counts, read = {}, []
-    for netdev in params["capture"]:
+    for netdev in capturing:
         result = capture_files(params, netdev)[0]
         while not os.path.exists(result) and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -269,7 +273,7 @@ def main():
             min_bytes=dict(type="int", default=1000000),
             **command_timeout_spec()
         ),
-        supports_check_mode=False,
+        supports_check_mode=True,
     )
     params = module.params
     run = ModuleRun(module, counters=[], captures=[])

@@ -31,6 +31,20 @@ def _describe_owner(uid):
         return "uid %d" % uid
 
 
+def user_name(uid):
+    """The name of the user ``uid``, or ``uid N`` where the host has no name for it."""
+    try:
+        import pwd
+        return pwd.getpwuid(uid).pw_name
+    except (ImportError, KeyError):
+        return "uid %d" % uid
+
+
+def current_user():
+    """The name of the user this process runs as (its effective uid)."""
+    return user_name(os.geteuid())
+
+
 def check_private_dir(path, uid=None):
     """Raise PrivateDirError unless ``path`` is a real directory owned by ``uid`` (the caller's by default) that
     no one else may write to, under directories no other user can swap it in (``check_ancestors``). ``path``

@@ -107,3 +107,21 @@ def test_bad_input_is_refused_before_anything_is_read(bad, words, tmp_path):
 def test_a_contract_that_is_not_one_is_refused_at_close(tmp_path):
     result = run_module(traffic_window.main, dict(state="close", ports=[], contract={"roce_dscp": 99}))
     assert result["failed"] and result["msg"].startswith("contract:"), result
+
+
+def test_check_mode_reads_and_judges_the_counters_and_starts_no_capture(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir(mode=0o700)
+    (work / "capture-enp1s0.json").write_text("{}")  # an earlier run's result: left as it is
+    args = dict(ports=PORTS[:1], capture=["enp1s0"], capture_script=str(work / "absent.py"), work_dir=str(work))
+    with with_ethtool("before"), mock.patch.object(traffic_window, "detach") as detach:
+        opened = run_module(traffic_window.main, dict(args, state="open", root=lab_vm_root(tmp_path, "before")),
+                            check_mode=True)
+    assert opened.get("failed") is not True and opened["changed"] is False and opened["captures"] == [], opened
+    assert detach.call_count == 0 and opened["counters"][0]["hw_counters"]["sent_pkts"] == 0
+    with with_ethtool("after"):
+        closed = run_module(traffic_window.main, dict(args, state="close", root=lab_vm_root(tmp_path, "after"),
+                                                      before=opened["counters"], contract={}), check_mode=True)
+    assert closed["changed"] is False and closed["captures"] == [] and closed["checks"][0]["name"] == "traffic enp1s0"
+    assert "wire capture" not in closed["checks"][0]["command"]
+    assert sorted(os.listdir(str(work))) == ["capture-enp1s0.json"]
