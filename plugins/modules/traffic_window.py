@@ -14,8 +14,8 @@ version_added: 1.0.0
 description:
   - O(state=open) reads each port's counters (C(ethtool -S) of the netdev, the RDMA port's C(hw_counters), as
     M(roce.fabric.rdma_counters) does) and, on the ports of O(capture), starts a wire capture in the background
-    (O(capture_script), the validate role's C(roce_dscp_capture.py), which counts RoCE v2 packets by their DSCP). It
-    ends by itself after O(capture_seconds).
+    (C(roce_dscp_capture.py), which counts RoCE v2 packets by their DSCP; the module writes it into O(work_dir), made
+    a private directory first, and runs it with O(python)). It ends by itself after O(capture_seconds).
   - O(state=close) stops the captures, waits up to O(capture_wait) seconds for their counts, reads the counters
     again and returns one C(traffic <netdev>) check record per port for the validation report - the share of the
     port's RDMA traffic that rode the contract's RoCE class (module_utils/qos/counters.py C(traffic_check)).
@@ -63,9 +63,6 @@ options:
     type: list
     elements: str
     default: []
-  capture_script:
-    description: The capture script on the host; needed when O(capture) is not empty.
-    type: path
   capture_seconds:
     description: Longest a capture runs when nothing stops it.
     type: int
@@ -75,10 +72,13 @@ options:
     type: int
     default: 30
   work_dir:
-    description: A private directory (M(roce.fabric.private_dir)) for the captures' files; needed with O(capture).
+    description:
+      - The directory of the capture script and the captures' files; needed with O(capture).
+      - Made (mode 0700) when missing, as M(roce.fabric.private_dir) makes it; a directory another user owns or
+        could swap, or a link, is refused and nothing is written.
     type: path
   python:
-    description: Interpreter that runs O(capture_script).
+    description: Interpreter that runs the capture script on the host.
     type: str
     default: python3
   root:
@@ -150,13 +150,17 @@ commands:
   elements: str
 """
 
+import inspect
 import json
 import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.roce.fabric.plugins.module_utils.common.private import (PrivateDirError, check_private_dir, open_private,
+                                                                                 private_dir)
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError, ModuleRun, command_timeout_spec
+from ansible_collections.roce.fabric.plugins.module_utils.qos import dscp_capture
 from ansible_collections.roce.fabric.plugins.module_utils.qos.contract import ContractError, derive
 from ansible_collections.roce.fabric.plugins.module_utils.qos.counters import traffic_checks
 from ansible_collections.roce.fabric.plugins.module_utils.qos.port_counters import read_port
@@ -173,6 +177,20 @@ def snapshots(module, ports):
         except FabricError as exc:
             out.append(dict(item=item, msg=str(exc)))
     return out
+
+
+# The capture script's name on the host (dscp_capture.replace_earlier finds an earlier capture by it).
+CAPTURE_SCRIPT = "roce_dscp_capture.py"
+
+
+def write_capture_script(work_dir):
+    """The capture script (module_utils/qos/dscp_capture.py, its own source) in the private ``work_dir``, made if
+    missing; its path. PrivateDirError when ``work_dir`` is not private (nothing is written then)."""
+    private_dir(work_dir)
+    path = os.path.join(work_dir, CAPTURE_SCRIPT)
+    with open_private(path, "w") as handle:
+        handle.write(inspect.getsource(dscp_capture))
+    return path
 
 
 def capture_files(params, netdev):
@@ -205,6 +223,13 @@ def open_window(run, module):
     started = []
     # Check mode reads the counters only: a capture is a process on the host, and its files are written.
     capturing = [] if run.check_mode else params["capture"]
+    script = None
+    if capturing:
+        python = module.get_bin_path(params["python"], required=True)
+        try:
+            script = write_capture_script(params["work_dir"])
+        except PrivateDirError as exc:
+            run.fail("%s; nothing was changed" % exc)
     for netdev in capturing:
         result, stop = capture_files(params, netdev)
         for path in (result, stop):
@@ -213,8 +238,7 @@ def open_window(run, module):
     counters = snapshots(module, params["ports"])
     for netdev in capturing:
         result, stop = capture_files(params, netdev)
-        python = module.get_bin_path(params["python"], required=True)
-        detach([python, params["capture_script"], netdev, str(params["capture_seconds"]), result, stop])
+        detach([python, script, netdev, str(params["capture_seconds"]), result, stop])
         started.append(dict(netdev=netdev))
     run.update(counters=counters, captures=started)
 
@@ -226,10 +250,14 @@ def close_window(run, module):
     except ContractError as exc:
         raise FabricError("contract: %s" % exc, kind="bad_input")
     capturing = [] if run.check_mode else params["capture"]
-    for netdev in capturing:
-        stop = capture_files(params, netdev)[1]
-        with open(stop, "w"):
-            pass
+    try:
+        if capturing:
+            check_private_dir(params["work_dir"])
+        for netdev in capturing:
+            with open_private(capture_files(params, netdev)[1], "w"):
+                pass
+    except PrivateDirError as exc:
+        run.fail("%s; nothing was changed" % exc)
     deadline = time.monotonic() + params["capture_wait"]
     counts, read = {}, []
     for netdev in capturing:
@@ -261,7 +289,6 @@ def main():
                 port=dict(type="int", default=1),
             )),
             capture=dict(type="list", elements="str", default=[]),
-            capture_script=dict(type="path"),
             capture_seconds=dict(type="int", default=900),
             capture_wait=dict(type="int", default=30),
             work_dir=dict(type="path"),
@@ -288,8 +315,8 @@ def main():
     stray = [netdev for netdev in params["capture"] if netdev not in watched]
     if stray:
         run.fail("Invalid input: capture names %s, not among ports; nothing was read" % ", ".join(stray))
-    if params["capture"] and not (params["work_dir"] and (params["capture_script"] or params["state"] == "close")):
-        run.fail("Invalid input: a capture needs work_dir (and capture_script to open); nothing was read")
+    if params["capture"] and not params["work_dir"]:
+        run.fail("Invalid input: a capture needs work_dir; nothing was read")
     if not 1 <= params["capture_seconds"] <= 86400 or not 0 <= params["capture_wait"] <= 3600:
         run.fail("Invalid input: capture_seconds must be 1-86400 and capture_wait 0-3600; nothing was read")
     run.execute(lambda run: open_window(run, module) if params["state"] == "open" else close_window(run, module))

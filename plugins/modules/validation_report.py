@@ -154,9 +154,10 @@ options:
   generated:
     description:
       - V(write) - the record of when and how the report was made, stored as the report's C(generated) field and
-        shown under its title. The validate role passes C(time) (UTC), C(inventory), C(play), C(command) (the
-        playbook, inventory, limit, tags and check mode; never extra variables, which may hold secrets) and
-        C(ansible_version); the module adds C(collection_version), the version of the collection it belongs to.
+        shown under its title - C(time) (UTC), C(inventory), C(play), C(command) (the playbook, inventory, limit, tags
+        and check mode; never extra variables, which may hold secrets) and C(ansible_version); the module adds
+        C(collection_version), the version of the collection it belongs to.
+      - When the task does not give it, the module's action plugin fills it in from the run.
       - The report file is rewritten only when its outcome (everything but C(generated)) changed, so running the
         same validation twice changes nothing and the file keeps the record of when that outcome was first
         written.

@@ -36,7 +36,7 @@ RXE = "modprobe rdma_rxe && (rdma link show rxe0/1 >/dev/null 2>&1 || rdma link 
 
 
 LAB = Lab(INVENTORY)
-CAPTURE = os.path.join(REPO, "roles", "validate", "files", "roce_dscp_capture.py")
+CAPTURE = os.path.join(REPO, "plugins", "module_utils", "qos", "dscp_capture.py")
 TOS_FILE = "/sys/kernel/config/rdma_cm/rxe0/ports/1/default_roce_tos"
 
 

@@ -18,7 +18,7 @@ netdev as a dict, or None), ``hw_counters`` (the RDMA port's ``hw_counters`` fil
   ``rp_cnp_handled``, ``rp_cnp_ignored``, ``np_ecn_marked_roce_packets``; irdma (its ``irdma_hw_stat_names``)
   ``cnpSent``, ``cnpHandled``, ``cnpIgnored``, ``RxECNMrkd``; Soft-RoCE (rdma_rxe) ``sent_pkts``, ``rcvd_pkts``.
 
-A wire capture (the validate role's ``roce_dscp_capture.py``) counts RoCE v2 packets by ToS byte; it is the
+A wire capture (``qos/dscp_capture.py``, which roce.fabric.traffic_window runs) counts RoCE v2 packets by ToS byte; it is the
 evidence for software RDMA devices (Soft-RoCE, siw), whose packets go through the netdev where a capture
 sees them. Hardware RoCE bypasses the kernel's packet path, so its evidence is the NIC's per-priority counters.
 """

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from unittest import mock
 
@@ -23,7 +22,7 @@ from ansible_collections.roce.fabric.plugins.modules import traffic_window
 from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 from ansible_collections.roce.fabric.tests.unit.plugins.modules.utils import run_module
 
-CAPTURE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "roles", "validate", "files", "roce_dscp_capture.py")
+CAPTURE = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "plugins", "module_utils", "qos", "dscp_capture.py")
 PORTS = [dict(netdev="enp1s0", device="rxe0", port=1), dict(netdev="enp2s0", device="rxe1", port=1)]
 
 
@@ -70,14 +69,14 @@ def test_the_window_s_checks_equal_the_single_port_judge_and_an_unread_port_fail
 
 @pytest.mark.skipif(os.geteuid() != 0 or not os.path.isdir("/sys/class/net/lo"), reason="a packet socket needs root")
 def test_a_real_capture_on_loopback_is_started_stopped_and_read(tmp_path):
-    work = tmp_path / "work"
-    work.mkdir(mode=0o700)
-    script = str(work / "roce_dscp_capture.py")
-    shutil.copy(CAPTURE, script)
+    work = tmp_path / "work"  # made by the module (0700), with the capture script in it
     ports = [dict(netdev="lo")]
-    opened = run_module(traffic_window.main, dict(state="open", ports=ports, capture=["lo"], capture_script=script,
-                                                  capture_seconds=60, work_dir=str(work)))
+    opened = run_module(traffic_window.main, dict(state="open", ports=ports, capture=["lo"], capture_seconds=60,
+                                                  work_dir=str(work)))
     assert opened.get("failed") is not True and opened["captures"] == [dict(netdev="lo")], opened
+    assert oct(work.stat().st_mode & 0o777) == "0o700"
+    with open(CAPTURE) as handle:
+        assert (work / "roce_dscp_capture.py").read_text() == handle.read()
     time.sleep(1)  # the capture binds its socket
     started = time.monotonic()
     closed = run_module(traffic_window.main, dict(state="close", ports=ports, capture=["lo"], work_dir=str(work),
@@ -94,7 +93,7 @@ def test_a_real_capture_on_loopback_is_started_stopped_and_read(tmp_path):
 @pytest.mark.parametrize("bad, words", [
     (dict(ports=[dict(netdev="enp1s0;reboot")]), "Invalid input"),
     (dict(ports=[dict(netdev="enp1s0")], capture=["enp9s0"]), "capture names enp9s0, not among ports"),
-    (dict(ports=[dict(netdev="enp1s0")], capture=["enp1s0"]), "a capture needs work_dir (and capture_script to open)"),
+    (dict(ports=[dict(netdev="enp1s0")], capture=["enp1s0"]), "a capture needs work_dir"),
     (dict(ports=[dict(netdev="enp1s0")], capture_seconds=0), "capture_seconds must be 1-86400"),
 ])
 def test_bad_input_is_refused_before_anything_is_read(bad, words, tmp_path):
@@ -113,7 +112,7 @@ def test_check_mode_reads_and_judges_the_counters_and_starts_no_capture(tmp_path
     work = tmp_path / "work"
     work.mkdir(mode=0o700)
     (work / "capture-enp1s0.json").write_text("{}")  # an earlier run's result: left as it is
-    args = dict(ports=PORTS[:1], capture=["enp1s0"], capture_script=str(work / "absent.py"), work_dir=str(work))
+    args = dict(ports=PORTS[:1], capture=["enp1s0"], work_dir=str(work))
     with with_ethtool("before"), mock.patch.object(traffic_window, "detach") as detach:
         opened = run_module(traffic_window.main, dict(args, state="open", root=lab_vm_root(tmp_path, "before")),
                             check_mode=True)
@@ -125,3 +124,16 @@ def test_check_mode_reads_and_judges_the_counters_and_starts_no_capture(tmp_path
     assert closed["changed"] is False and closed["captures"] == [] and closed["checks"][0]["name"] == "traffic enp1s0"
     assert "wire capture" not in closed["checks"][0]["command"]
     assert sorted(os.listdir(str(work))) == ["capture-enp1s0.json"]
+
+
+@pytest.mark.parametrize("state", ["open", "close"])
+def test_a_work_dir_that_is_a_link_is_refused_and_nothing_is_written(tmp_path, state):
+    """A work_dir someone replaced by a link (to a directory root owns): no script, no stop file, no capture."""
+    target = tmp_path / "target"
+    target.mkdir(mode=0o700)
+    (tmp_path / "work").symlink_to(target)
+    args = dict(state=state, ports=PORTS[:1], capture=["enp1s0"], work_dir=str(tmp_path / "work"), contract={})
+    with with_ethtool("before"), mock.patch.object(traffic_window, "detach") as detach:
+        result = run_module(traffic_window.main, dict(args, root=lab_vm_root(tmp_path, "before")))
+    assert result["failed"] and "is a symbolic link" in result["msg"] and "nothing was changed" in result["msg"], result
+    assert detach.call_count == 0 and os.listdir(str(target)) == []

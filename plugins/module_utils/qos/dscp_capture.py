@@ -1,4 +1,8 @@
-"""Count the RoCE v2 packets (UDP port 4791) on one interface by their IP ToS byte (the validate role's wire check).
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Count the RoCE v2 packets (UDP port 4791) on one interface by their IP ToS byte (the traffic window's wire check).
 
     python3 roce_dscp_capture.py IFACE SECONDS OUT.json [STOP_FILE]
 
@@ -8,6 +12,10 @@ sends or receives until SECONDS have passed or STOP_FILE exists, then writes
 sent}} to OUT.json. IPv4 and IPv6 (traffic class).
 Only software RDMA (Soft-RoCE, siw) sends through the netdev where this sees it; a hardware RoCE NIC's
 packets bypass the kernel, and its per-priority counters are the evidence instead. Needs root (CAP_NET_RAW).
+
+PRIVATE to the roce.fabric collection: may change without notice. roce.fabric.traffic_window writes this file's
+own source into its private work directory and runs it there in a session of its own (the capture outlives the
+module); the functions are unit-tested by import.
 """
 
 import json
