@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -209,3 +210,44 @@ def vms():
     LAB.up("node1")
     yield ("node1",)
     LAB.down("node1")
+
+
+# --- Where the VMs' CPU goes: ROCE_QEMU_CPU_LOG=<file> appends, per test, its wall seconds and the CPU seconds the
+# lab's QEMU processes used from its setup to its teardown (tests/bench/qemu_per_test.py sums such files).
+
+def _qemu_cpu():
+    """{(pid, start time): CPU seconds} of the QEMU processes running now."""
+    tick = os.sysconf("SC_CLK_TCK")
+    found = {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % pid) as handle:
+                head, tail = handle.read().rsplit(")", 1)
+        except OSError:
+            continue
+        if head.split("(", 1)[1].startswith("qemu-system"):
+            fields = tail.split()
+            found[(pid, fields[19])] = (int(fields[11]) + int(fields[12])) / tick
+    return found
+
+
+_QEMU_SEEN = {}
+
+
+def _qemu_total():
+    _QEMU_SEEN.update(_qemu_cpu())
+    return sum(_QEMU_SEEN.values())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    log = os.environ.get("ROCE_QEMU_CPU_LOG")
+    if not log:
+        yield
+        return
+    started, before = time.monotonic(), _qemu_total()
+    yield
+    with open(log, "a") as handle:
+        handle.write("%s\t%.1f\t%.1f\n" % (item.nodeid, time.monotonic() - started, _qemu_total() - before))

@@ -94,8 +94,9 @@ def parse_fwmanager(text):
 
 
 def parse_flint_query(text):
-    """``flint -d <dev> query``: ``image_type``, ``fw`` (the burnt image's version), ``product_version``,
-    ``release_date``, ``psid`` and ``roms`` (the Rom Info lines)."""
+    """``flint -d <dev> query`` (or ``flint -i <image> query``): ``image_type``, ``fw`` (the burnt image's version),
+    ``running`` (the ``FW Version(Running)`` line, printed while another version runs than the burnt one; else
+    ``fw``), ``product_version``, ``release_date``, ``psid`` and ``roms`` (the Rom Info lines)."""
     fields, roms, last = {}, [], None
     for line in (text or "").splitlines():
         if last == "Rom Info" and line.startswith(" ") and "=" in line:
@@ -110,9 +111,30 @@ def parse_flint_query(text):
             roms.append(match.group(2).strip())
     if "FW Version" not in fields or "PSID" not in fields:
         raise FirmwareImageError("not a flint query (no FW Version and PSID lines)")
-    return dict(image_type=fields.get("Image type"), fw=fields["FW Version"].strip(),
+    fw = fields["FW Version"].strip()
+    return dict(image_type=fields.get("Image type"), fw=fw,
+                running=(fields.get("FW Version(Running)") or fw).strip(),
                 product_version=_na(fields.get("Product Version")), release_date=_na(fields.get("FW Release Date")),
                 psid=fields["PSID"].strip(), roms=roms)
+
+
+def parse_burn(text):
+    """``flint -d <dev> -i <image> -y burn`` (mstflint alike): ``current`` and ``new`` (the versions it printed
+    before burning), ``errors`` (its ``-E-`` lines, without the marker) and ``done`` (a burn step ended ``- OK``:
+    ``Restoring signature - OK`` on FS2/FS3 images, ``Writing Boot image component - OK`` on FS4)."""
+    current = new = None
+    errors, done = [], False
+    for line in (text or "").splitlines():
+        stripped = line.strip()
+        if stripped.startswith("Current FW version on flash:"):
+            current = stripped.split(":", 1)[1].strip() or None
+        elif stripped.startswith("New FW version:"):
+            new = stripped.split(":", 1)[1].strip() or None
+        elif stripped.startswith("-E-"):
+            errors.append(stripped[3:].strip())
+        elif re.search(r"\s-\s+OK\s*$", stripped):
+            done = True
+    return dict(current=current, new=new, errors=errors, done=done)
 
 
 def _entry_for(device, versions):

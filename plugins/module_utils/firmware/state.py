@@ -92,8 +92,8 @@ def firmware_hint(names, device, version=None):
     burnt first (NVIDIA's firmware release notes list when each parameter came)."""
     adapter = (device or {}).get("name") or (device or {}).get("device_type") or "the adapter"
     firmware = "firmware %s" % version if version else "the firmware"
-    return ("%s of %s does not offer %s: update the adapter's firmware to a release that does, then run again"
-            % (firmware, adapter, ", ".join(names)))
+    return ("%s of %s does not offer %s: update the adapter's firmware to a release that does "
+            "(roce.fabric.nic_firmware_image pins and burns one), then run again" % (firmware, adapter, ", ".join(names)))
 
 
 def device_spelling(device, name):

@@ -106,9 +106,9 @@ class FirmwareTool(object):
             # An MFT device name (mt4123_pciconf0, mt4129_pciconf0.1, mt4125_pciconf0_cable_0): no other directory.
             if not re.match(r"^/dev/mst/[A-Za-z0-9_.]{1,64}$", item):
                 raise FirmwareError("%s is not an MFT device path (/dev/mst/<name>)" % item, category="invalid_device")
-            if self.kind != "mlxconfig":
+            if self.kind in ("mstconfig", "mstflint"):
                 raise FirmwareError(
-                    "%s is an NVIDIA MFT device path; mstconfig takes PCI addresses or interface names" % item
+                    "%s is an NVIDIA MFT device path; %s takes PCI addresses or interface names" % (item, self.kind)
                 )
             return item, item
         if item.startswith("/"):

@@ -11,7 +11,7 @@ import os
 import pytest
 
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.image import (
-    FirmwareImageError, fw_version, image_plan, parse_flint_query, parse_fwmanager)
+    FirmwareImageError, fw_version, image_plan, parse_burn, parse_flint_query, parse_fwmanager)
 from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
 SAMPLES = sorted(os.listdir(os.path.join(corpus.FIXTURES, "fwimage")))
@@ -44,7 +44,26 @@ def test_flint_query_of_every_sample(name):
     parsed = parse_flint_query(corpus.read("fwimage", name))
     want = expect(name)
     assert (parsed["psid"], parsed["fw"], parsed["image_type"]) == (want["psid"], want["fw"], want["image_type"])
-    assert parsed["roms"] == ["type=UEFI version=14.21.17 cpu=AMD64", "type=PXE version=3.6.102 cpu=AMD64"]
+    # FW Version(Running) only while the burnt image waits for a reset or reboot.
+    assert parsed["running"] == want.get("running", want["fw"])
+    if parsed["image_type"] in ("FS3", "FS4"):
+        assert parsed["roms"] == ["type=UEFI version=14.21.17 cpu=AMD64", "type=PXE version=3.6.102 cpu=AMD64"]
+    else:
+        assert len(parsed["roms"]) == 1 and parsed["roms"][0].startswith("type=PXE version=3.4.")
+
+
+@pytest.mark.parametrize("name", [n for n in SAMPLES if n.startswith("burn_")])
+def test_the_burn_transcript_of_every_sample(name):
+    parsed = parse_burn(corpus.read("fwimage", name))
+    want = expect(name)
+    assert (parsed["current"], parsed["new"]) == (want["current"], want["new"])
+    assert parsed["done"] is (want["done"] == "true") and len(parsed["errors"]) == int(want["errors"])
+
+
+def test_a_psid_mismatch_is_the_tool_s_own_refusal():
+    parsed = parse_burn(corpus.read("fwimage", "burn_psid_mismatch.txt"))
+    assert parsed["errors"] == ["PSID mismatch. The PSID on flash (IBM1080111023) differs from the PSID in the given "
+                                "image (MT_1080110023)."]
 
 
 def test_what_is_not_the_tool_s_output_is_refused():

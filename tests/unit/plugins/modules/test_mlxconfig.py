@@ -274,7 +274,8 @@ def test_unknown_and_unsupported_parameters_use_the_tools_words(monkeypatch, sys
     assert "The Device doesn't support ATS_ENABLED parameter" in result["msg"]
     # The unsupported one names its cause: the firmware, by the version the RDMA driver reports when it is loaded.
     assert result["msg"].endswith("the firmware of %s does not offer ATS_ENABLED: update the adapter's firmware to a "
-                                  "release that does, then run again" % "0R887V"), result["msg"]
+                                  "release that does (roce.fabric.nic_firmware_image pins and burns one), then run "
+                                  "again" % "0R887V"), result["msg"]
     assert fake.mutating == []
     ib = os.path.join(sysfs, "sys", "bus", "pci", "devices", "0000:19:00.0", "infiniband", "mlx5_0")
     os.makedirs(ib)

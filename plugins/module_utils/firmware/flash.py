@@ -1,0 +1,158 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""ConnectX firmware images on one host: read what each adapter holds and runs, check the site's image, burn it.
+
+PRIVATE to the roce.fabric collection: may change without notice.
+
+The transport is the host's ``flint`` (NVIDIA MFT) or ``mstflint`` (Debian's mstflint; the same commands and output):
+``-d <dev> query`` for an adapter, ``-i <image> query`` for an image file, ``-d <dev> -i <image> -y burn``. What to
+do is decided by ``image.image_plan`` and ``image_checks`` below from one comparison; roce.fabric.nic_firmware_image's
+``converge`` runs it: every adapter read and every image checked (its SHA-256, the PSID and version it carries)
+before the first burn, then one adapter at a time, each read again after its burn.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner
+from ansible_collections.roce.fabric.plugins.module_utils.firmware.image import (
+    FirmwareImageError,
+    fw_version,
+    parse_burn,
+    parse_flint_query,
+    version_text,
+)
+from ansible_collections.roce.fabric.plugins.module_utils.firmware.transport import FirmwareError, FirmwareTool
+
+SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
+PSID_RE = re.compile(r"^[A-Za-z0-9_]{1,16}$")
+# A burn writes the whole flash: minutes on older adapters.
+DEFAULT_BURN_TIMEOUT = 900
+
+
+class FlashTool(FirmwareTool):
+    """The host's flint or mstflint, and the adapters it can address (resolved as FirmwareTool resolves them)."""
+
+    def __init__(self, module, tool="auto", tool_path=None, burn_timeout=DEFAULT_BURN_TIMEOUT):
+        super(FlashTool, self).__init__(module, tool, tool_path)
+        self.burner = CommandRunner(module, timeout=burn_timeout)
+
+    def find_tool(self, tool, path):
+        if path:
+            if not os.path.isfile(path) or not os.access(path, os.X_OK):
+                raise FirmwareError("tool_path %s is not an executable file" % path)
+            if tool == "auto":
+                tool = "mstflint" if "mstflint" in os.path.basename(path) else "flint"
+            return tool, path
+        candidates = ["flint", "mstflint"] if tool == "auto" else [tool]
+        for name in candidates:
+            found = self.module.get_bin_path(name)
+            if found:
+                return name, found
+        raise FirmwareError(
+            "Cannot find %s on the host. Install mstflint (Debian/Ubuntu/RHEL package 'mstflint') or NVIDIA MFT, "
+            "or point tool_path at the executable." % " or ".join(candidates), category="tool_missing")
+
+    def _query(self, argv, what):
+        rc, out, err = self.runner.run(argv)
+        errors = [line.strip()[3:].strip() for line in (out + "\n" + (err or "")).splitlines()
+                  if line.strip().startswith("-E-")]
+        if rc != 0 or errors:
+            cause = "; ".join(errors) or (err or out).strip() or "exit code %d" % rc
+            raise FirmwareError("%s query of %s failed: %s" % (self.kind, what, cause), category="query_failed", rc=rc,
+                                stdout=out, stderr=err)
+        try:
+            return parse_flint_query(out)
+        except FirmwareImageError as exc:
+            raise FirmwareError("Cannot read %s's query of %s: %s" % (self.kind, what, exc), category="parse_error",
+                                stdout=out)
+
+    def query_device(self, device):
+        return self._query([self.path, "-d", device, "query"], device)
+
+    def query_image(self, image):
+        return self._query([self.path, "-i", image, "query"], image)
+
+    def burn_argv(self, device, image):
+        return [self.path, "-d", device, "-i", image, "-y", "burn"]
+
+    def burn(self, argv):
+        """Run a burn argv; FirmwareError with the tool's own words when it refused or failed."""
+        rc, out, err = self.burner.run(argv, mutating=True)
+        parsed = parse_burn(out + "\n" + (err or ""))
+        if rc != 0 or parsed["errors"] or not parsed["done"]:
+            raise FirmwareError("%s burn of %s failed: %s" % (
+                self.kind, argv[2], "; ".join(parsed["errors"]) or (err or out).strip() or "exit code %d" % rc),
+                category="burn_failed", rc=rc, stdout=out, stderr=err, failed_command=CommandRunner.render(argv))
+        return parsed
+
+
+def sha256_of(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def check_versions(versions):
+    """Problems of the site's ``versions`` (PSID -> {version, image, sha256}): [] when every entry is usable."""
+    problems = []
+    for key, entry in sorted((versions or {}).items()):
+        if not PSID_RE.match(key or ""):
+            problems.append("%r is not a PSID (letters, digits and _, at most 16)" % key)
+            continue
+        if not isinstance(entry, dict) or not entry.get("version"):
+            problems.append("versions.%s needs a version" % key)
+            continue
+        try:
+            if fw_version(str(entry["version"])) is None:
+                problems.append("versions.%s.version is empty" % key)
+        except FirmwareImageError as exc:
+            problems.append("versions.%s.version: %s" % (key, exc))
+        if entry.get("sha256") is not None and not SHA256_RE.match(str(entry["sha256"])):
+            problems.append("versions.%s.sha256 must be 64 hexadecimal digits" % key)
+        image = entry.get("image")
+        if image is not None and (not os.path.isabs(str(image)) or any(ord(c) < 32 for c in str(image))):
+            problems.append("versions.%s.image must be an absolute path on the host" % key)
+    return problems
+
+
+def image_checks(plan, entry, image_info, digest):
+    """Why the site's image may not go on the adapter of ``plan`` (a burn of ``image_plan``): [] when it may.
+    ``entry``: the site's entry; ``image_info``: the image's own query; ``digest``: its SHA-256."""
+    problems = []
+    name = plan["pci"]
+    if digest.lower() != str(entry.get("sha256") or "").lower():
+        problems.append("%s: the image %s has SHA-256 %s, not the %s given (versions.%s.sha256)" % (
+            name, entry.get("image"), digest, entry.get("sha256"), plan["key"]))
+    if image_info["psid"] != plan["psid"]:
+        problems.append("%s: the image %s is for PSID %s, the adapter's is %s" % (
+            name, entry.get("image"), image_info["psid"], plan["psid"]))
+    if version_text(fw_version(image_info["fw"])) != plan["wanted"]:
+        problems.append("%s: the image %s holds %s, not the pinned %s" % (
+            name, entry.get("image"), image_info["fw"], plan["wanted"]))
+    return problems
+
+
+def read_image(tool, entry, key):
+    """(query of the image, its SHA-256) after checking it is a regular file that is not a link."""
+    image = entry.get("image")
+    if not image or not entry.get("sha256"):
+        raise FirmwareError("versions.%s needs image and sha256 for a burn (the image file on the host and its "
+                            "SHA-256); nothing was burnt" % key, category="bad_input")
+    try:
+        info = os.lstat(image)
+    except OSError as exc:
+        raise FirmwareError("versions.%s.image %s: %s; nothing was burnt" % (key, image, exc.strerror),
+                            category="bad_input")
+    if not stat.S_ISREG(info.st_mode):
+        raise FirmwareError("versions.%s.image %s is not a regular file (a link or a directory is refused); nothing "
+                            "was burnt" % (key, image), category="bad_input")
+    return tool.query_image(image), sha256_of(image)

@@ -1,0 +1,184 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""roce.fabric.nic_firmware_image driven through main(): a stand-in mstflint answers with the corpus's real query and
+burn transcripts (fixtures/fwimage/: a ConnectX-3 burnt from 2.35.5100 to 2.42.5000, a PSID the tool refused), the
+adapters in a sysfs tree in a temp dir."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from ansible.module_utils import basic
+
+from ansible_collections.roce.fabric.plugins.modules import nic_firmware_image
+from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
+from ansible_collections.roce.fabric.tests.unit.plugins.modules.test_mlxconfig import sysfs  # noqa: F401 pylint: disable=unused-import
+from ansible_collections.roce.fabric.tests.unit.plugins.modules.utils import run_module
+
+TOOL = "/usr/bin/mstflint"
+PSID = "MT_1170110023"  # the ConnectX-3 of the transcripts
+CX3 = "0000:19:00.0"
+CX5 = "0000:af:00.0"  # PSID MT_0000000158: no entry in the tests' versions
+
+
+def sample(name):
+    return corpus.read("fwimage", name)
+
+
+class FakeFlint(object):
+    """mstflint: each adapter's query from the corpus, an image's query by its file, burns that change the query."""
+
+    def __init__(self, images, burn="burn_cx3_fs2.txt", burn_rc=0):
+        self.queries = {CX3: sample("flint_query_cx3_fs2_before_burn.txt"), CX5: sample("flint_query_cx5_fs4.txt")}
+        self.images = images  # path -> the fixture of its query
+        self.burn_text, self.burn_rc = sample(burn), burn_rc
+        self.calls = []
+
+    def __call__(self, argv, **kwargs):
+        assert isinstance(argv, list) and kwargs["environ_update"]["LC_ALL"] == "C"
+        assert kwargs["expand_user_and_vars"] is False
+        self.calls.append(argv)
+        if argv[-1] == "query" and argv[1] == "-d":
+            return 0, self.queries[argv[2]], ""
+        if argv[-1] == "query" and argv[1] == "-i":
+            return 0, sample(self.images[argv[2]]), ""
+        assert argv[-2:] == ["-y", "burn"], argv
+        if self.burn_rc == 0:
+            self.queries[argv[2]] = sample("flint_query_cx3_fs2_burnt_not_running.txt")
+        return self.burn_rc, self.burn_text, ""
+
+    @property
+    def burns(self):
+        return [c for c in self.calls if c[-1] == "burn"]
+
+
+@pytest.fixture
+def image(tmp_path):
+    path = tmp_path / "fw-ConnectX3-rel-2_42_5000-MCX311A-XCA_Ax-FlexBoot-3.4.752.bin"
+    path.write_bytes(b"an image file's bytes, read only for their SHA-256")
+    return str(path), hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def install(monkeypatch, fake):
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda self, argv, **kw: fake(argv, **kw))
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, *a, **kw: TOOL if name == "mstflint" else None)
+
+
+def pin(path, digest, version="2.42.5000"):
+    return {PSID: dict(version=version, image=path, sha256=digest)}
+
+
+def test_an_old_image_is_burnt_once_and_waits_for_a_reset(monkeypatch, sysfs, image):  # noqa: F811
+    path, digest = image
+    fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
+    install(monkeypatch, fake)
+    first = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest)), diff=True)
+    assert first.get("failed") is not True, first.get("msg")
+    assert first["changed"] is True and fake.burns == [[TOOL, "-d", CX3, "-i", path, "-y", "burn"]]
+    (adapter,) = first["adapters"]
+    assert (adapter["action"], adapter["burnt"], adapter["running"], adapter["wanted"]) == (
+        "burn", "2.42.5000", "2.35.5100", "2.42.5000")
+    assert first["reboot_required"] is True and first["pending"] == [CX3]
+    assert first["diff"] == dict(before={CX3: "2.35.5100"}, after={CX3: "2.42.5000"})
+    # The image is burnt: the next run reads only, and the adapter still waits for its reset.
+    fake.calls = []
+    second = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest)))
+    assert second["changed"] is False and fake.burns == [] and second["adapters"][0]["action"] == "activate"
+    assert second["reboot_required"] is True and second["commands"] == []
+
+
+def test_check_mode_reads_and_checks_and_burns_nothing(monkeypatch, sysfs, image):  # noqa: F811
+    path, digest = image
+    fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
+    install(monkeypatch, fake)
+    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest)), check_mode=True,
+                        diff=True)
+    assert result["changed"] is True and fake.burns == [] and len(result["commands"]) == 1
+    assert result["diff"]["after"] == {CX3: "2.42.5000"} and result["pending"] == [CX3]
+    assert [c[1:3] for c in fake.calls] == [["-d", CX3], ["-i", path]]
+
+
+def test_an_adapter_without_an_entry_is_reported_and_left_alone(monkeypatch, sysfs, image):  # noqa: F811
+    path, digest = image
+    fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
+    install(monkeypatch, fake)
+    result = run_module(nic_firmware_image.main, dict(versions=pin(path, digest)))  # devices: all
+    assert result.get("failed") is not True, result.get("msg")
+    assert result["unknown"] == [CX5] and [c[2] for c in fake.burns] == [CX3]
+    cx5 = [a for a in result["adapters"] if a["pci"] == CX5][0]
+    assert cx5["action"] == "unknown" and "no pinned version" in cx5["reason"] and cx5["burnt"] == "16.28.2006"
+
+
+@pytest.mark.parametrize("change, words", [
+    (dict(sha256="0" * 64), "has SHA-256"),
+    (dict(image_query="flint_query_cx5_fs4.txt"), "is for PSID MT_0000000158, the adapter's is MT_1170110023"),
+    (dict(version="2.40.5000"), "holds 2.42.5000, not the pinned 2.40.5000"),
+    (dict(version="2.30.3200"), "a downgrade"),
+    (dict(sha256=None), "needs image and sha256"),
+    (dict(link=True), "is not a regular file"),
+])
+def test_an_image_that_does_not_fit_burns_nothing(monkeypatch, sysfs, image, tmp_path, change, words):  # noqa: F811
+    path, digest = image
+    if change.get("link"):
+        link = str(tmp_path / "link.bin")
+        (tmp_path / "link.bin").symlink_to(path)
+        path = link
+    fake = FakeFlint({path: change.get("image_query", "flint_image_query_cx3_fs2.txt")})
+    install(monkeypatch, fake)
+    versions = pin(path, change.get("sha256", digest), change.get("version", "2.42.5000"))
+    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=versions))
+    assert result["failed"] and words in result["msg"] and "nothing was burnt" in result["msg"], result["msg"]
+    assert fake.burns == [] and result["changed"] is False
+
+
+def test_a_downgrade_goes_on_only_when_allowed(monkeypatch, sysfs, image):  # noqa: F811
+    path, digest = image
+    fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
+    fake.queries[CX3] = sample("flint_query_cx3_fs2_burnt_not_running.txt").replace("2.42.5000", "2.43.0100", 1)
+    install(monkeypatch, fake)
+    refused = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest)))
+    assert refused["failed"] and "allow_downgrade" in refused["msg"] and fake.burns == []
+    minimum = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest), policy="minimum"))
+    assert minimum["changed"] is False and minimum["adapters"][0]["action"] == "activate" and fake.burns == []
+    allowed = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest), allow_downgrade=True),
+                         check_mode=True)
+    assert allowed["changed"] is True and allowed["adapters"][0]["action"] == "burn" and fake.burns == []
+
+
+def test_the_tool_s_own_psid_refusal_fails_with_its_words(monkeypatch, sysfs, image):  # noqa: F811
+    path, digest = image
+    fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"}, burn="burn_psid_mismatch.txt", burn_rc=1)
+    install(monkeypatch, fake)
+    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest)))
+    assert result["failed"] and "PSID mismatch. The PSID on flash (IBM1080111023)" in result["msg"]
+    assert len(fake.burns) == 1 and result["failed_command"].endswith("-y burn")
+
+
+@pytest.mark.parametrize("versions, words", [
+    ({"MT_1170110023; reboot": dict(version="2.42.5000")}, "is not a PSID"),
+    ({PSID: dict(version="2.42")}, "not a firmware version"),
+    ({PSID: dict()}, "needs a version"),
+    ({PSID: dict(version="2.42.5000", sha256="abc")}, "64 hexadecimal digits"),
+    ({PSID: dict(version="2.42.5000", image="relative.bin")}, "absolute path"),
+])
+def test_bad_input_is_refused_before_anything_is_read(monkeypatch, sysfs, versions, words):  # noqa: F811
+    fake = FakeFlint({})
+    install(monkeypatch, fake)
+    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=versions))
+    assert result["failed"] and words in result["msg"] and "nothing was read or burnt" in result["msg"], result["msg"]
+    assert fake.calls == []
+
+
+def test_a_host_without_the_tool_and_an_adapter_that_does_not_answer_fail_clearly(monkeypatch, sysfs):  # noqa: F811
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, *a, **kw: None)
+    missing = run_module(nic_firmware_image.main, dict(devices=[CX3], versions={PSID: dict(version="2.42.5000")}))
+    assert missing["failed"] and "Cannot find flint or mstflint" in missing["msg"] and missing["category"] == "tool_missing"
+    fake = FakeFlint({})
+    fake.queries[CX3] = sample("query_cannot_open_device.txt")  # rc 0 here: the -E- line alone fails the query
+    install(monkeypatch, fake)
+    silent = run_module(nic_firmware_image.main, dict(devices=[CX3], versions={PSID: dict(version="2.42.5000")}))
+    assert silent["failed"] and "mstflint query of 0000:19:00.0 failed: Cannot open Device: 41:00.0" in silent["msg"], silent["msg"]
+    assert fake.burns == []
