@@ -1169,6 +1169,11 @@ def _admin_dispatch(args, state, stdout):
         applied, pending = [], []
         with state.lock():
             for record in state.devices():
+                # A burnt firmware image (flintsim.py) runs from the next boot on.
+                image = record.get('image')
+                if image and image.get('running') != image.get('fw'):
+                    record['image'] = dict(image, running=image.get('fw'))
+                    state.save(record)
                 if args.action == 'reboot' and get_flag(record, 'reset_level') == 'power_cycle':
                     pending.append(record['pci'])
                     continue

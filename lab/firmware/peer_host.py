@@ -3,7 +3,8 @@
 Its own network namespace (a veth on the lab bridge, address ``ansible_host``), UTS namespace
 (hostname) and mount namespace, in which ``/sys/bus/pci/devices`` and ``/sys/class/net`` show the
 adapters of ``roce_lab_nics``, ``/usr/sbin`` carries ``mlxconfig``/``mstconfig`` (the firmware
-simulator ``fwsim.py``) and ``shutdown``/``reboot`` stand-ins, and ``/proc/sys/kernel/random/boot_id``
+simulator ``fwsim.py``), ``flint``/``mstflint`` where ``roce_lab_firmware_tools`` names them (``flintsim.py``, the
+image of each adapter's ``image``) and ``shutdown``/``reboot`` stand-ins, and ``/proc/sys/kernel/random/boot_id``
 is the host's own. sshd runs inside; a reboot (``labhost.py``) kills every process of the host, loads
 pending firmware values, changes the boot id and starts sshd again.
 """
@@ -21,6 +22,7 @@ from peer import Peer, read_jsonl  # noqa: E402  pylint: disable=wrong-import-po
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FWSIM = os.path.join(HERE, "fwsim.py")
+FLINTSIM = os.path.join(HERE, "flintsim.py")
 QOSSIM = os.path.join(os.path.dirname(HERE), "qos", "qossim.py")
 LABHOST = os.path.join(HERE, "labhost.py")
 VAR_LIB = "/var/lib/roce-fabric"
@@ -80,6 +82,10 @@ class NetnsHost(Peer):
             for key, value in sorted((nic.get("flags") or {}).items()):
                 args += ["--flag", "%s=%s" % (key, json.dumps(value) if not isinstance(value, str) else value)]
             self.fwsim_admin(*args)
+            image = nic.get("image")
+            if image:
+                run([sys.executable, FLINTSIM, "admin", "--state-dir", fw, "image", "--pci", nic["pci"], "--psid",
+                     image["psid"], "--fw", str(image["fw"])], capture_output=True, text=True, check=True)
 
     def netdevs(self):
         return [name for nic in self.nics for name in nic.get("netdevs", [])]
@@ -161,6 +167,12 @@ class NetnsHost(Peer):
         flavors = {"mlxconfig": "mft", "mstconfig": "mstflint"}
         scripts = {}
         for tool in self.tools:
+            if tool in ("flint", "mstflint"):
+                scripts[tool] = (
+                    "#!/bin/sh\n# Lab host: the ConnectX firmware burning tool's simulator answers as %s.\n"
+                    "FWSIM_STATE_DIR=%s exec /usr/bin/python3 %s --as %s \"$@\"\n"
+                    % (tool, os.path.join(self.dir, "fw"), FLINTSIM, tool))
+                continue
             scripts[tool] = (
                 "#!/bin/sh\n# Lab host: the ConnectX firmware simulator answers as %s.\n"
                 "FWSIM_STATE_DIR=%s exec /usr/bin/python3 %s --flavor %s \"$@\"\n"

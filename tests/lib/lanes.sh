@@ -13,7 +13,7 @@
 # and the tiers without VMs run; the two-VM tiers come after it. ROCE_PEER_PARALLEL=0 runs every tier in turn.
 # A tier is named after its device family (module_utils package, lab folder, docs page).
 PEER_TIERS=(
-  "firmware|mlxconfig module against the firmware simulator, locally and on lab hosts|test_mlxconfig_peer.py|"
+  "firmware|mlxconfig and nic_firmware_image against the firmware simulators (mlxconfig, flint), locally and on lab hosts|test_mlxconfig_peer.py test_nic_firmware_image_peer.py|"
   "qos|nic_qos module against the NIC QoS simulator (mlnx_qos, dcb, mlx5 ECN files) on the lab hosts|test_nic_qos_peer.py|"
   "onyx|onyx_roce module against the Onyx simulator over SSH|test_onyx_roce_peer.py|"
   "nvue|nvue_roce against the NVUE simulator (Cumulus Linux) over HTTPS and SSH, and roce_switch on Onyx and Cumulus in one play|test_nvue_roce_peer.py|"

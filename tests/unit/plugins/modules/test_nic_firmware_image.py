@@ -148,13 +148,17 @@ def test_a_downgrade_goes_on_only_when_allowed(monkeypatch, sysfs, image):  # no
     assert allowed["changed"] is True and allowed["adapters"][0]["action"] == "burn" and fake.burns == []
 
 
-def test_the_tool_s_own_psid_refusal_fails_with_its_words(monkeypatch, sysfs, image):  # noqa: F811
+@pytest.mark.parametrize("burn, words", [
+    ("burn_psid_mismatch.txt", "PSID mismatch. The PSID on flash (IBM1080111023)"),
+    ("burn_cx4lx_fs3_flash_timeout.txt", "Burning FS3 image failed: Failed to invalidate old fw signature"),
+])
+def test_a_burn_the_tool_refuses_or_fails_ends_the_run_with_its_words(monkeypatch, sysfs, image, burn, words):  # noqa: F811
     path, digest = image
-    fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"}, burn="burn_psid_mismatch.txt", burn_rc=1)
+    fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"}, burn=burn, burn_rc=1)
     install(monkeypatch, fake)
     result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest)))
-    assert result["failed"] and "PSID mismatch. The PSID on flash (IBM1080111023)" in result["msg"]
-    assert len(fake.burns) == 1 and result["failed_command"].endswith("-y burn")
+    assert result["failed"] and words in result["msg"], result["msg"]
+    assert len(fake.burns) == 1 and result["failed_command"].endswith("-y burn") and result["category"] == "burn_failed"
 
 
 @pytest.mark.parametrize("versions, words", [

@@ -1,0 +1,97 @@
+"""roce.fabric.nic_firmware_image over SSH on lab host gpu1, whose flint is the firmware simulator's
+(lab/firmware/flintsim.py: the corpus's real query and burn transcripts, the adapters' images in the simulator's
+state, a burnt image running from the host's next reboot). Every case reads the simulator's state from outside."""
+
+import hashlib
+import os
+
+from conftest import LAB, REPO
+
+MODULE = "roce.fabric.nic_firmware_image"
+FLINTSIM = os.path.join(REPO, "lab", "firmware", "flintsim.py")
+CX6DX, CX7 = "0000:3b:00.0", "0000:86:00.0"
+PSID_CX6DX, PSID_CX7 = "MT_0000000436", "MT_0000000834"
+IMAGES = "/var/lib/roce-fabric/firmware"
+
+
+def make_image(host, name, psid, fw):
+    """An image file on the host (the simulator's own format); its path and SHA-256."""
+    path = "%s/%s" % (IMAGES, name)
+    made = LAB.exec(host, ["sh", "-c", 'mkdir -p "$1" && python3 "$2" make-image "$3" --psid "$4" --fw "$5" && sha256sum "$3"',
+                           "-", IMAGES, FLINTSIM, path, psid, fw])
+    assert made.returncode == 0, made.stdout + made.stderr
+    return path, made.stdout.split()[-2]
+
+
+def images(host):
+    return dict((pci, record["image"]) for pci, record in host.firmware().items())
+
+
+def burns(host):
+    return [c for c in host.mutating_calls() if "burn" in c["argv"]]
+
+
+def test_an_old_image_is_burnt_once_and_runs_after_one_reboot(gpu1):
+    path, digest = make_image("gpu1", "cx6dx-22.45.3608.bin", PSID_CX6DX, "22.45.3608")
+    versions = {PSID_CX6DX: dict(version="22.45.3608", image=path, sha256=digest), PSID_CX7: dict(version="28.40.1000")}
+    before = images(gpu1)
+    check = gpu1.module(MODULE, dict(versions=versions), check=True, diff=True)
+    assert check.get("failed") is not True, check
+    assert check["changed"] is True and check["diff"]["after"] == {CX6DX: "22.45.3608", CX7: "28.40.1000"}
+    assert burns(gpu1) == [] and images(gpu1) == before
+
+    first = gpu1.module(MODULE, dict(versions=versions))
+    assert first["changed"] is True and first["commands"] == [
+        "/usr/sbin/flint -d %s -i %s -y burn" % (CX6DX, path)], first
+    assert first["reboot_required"] is True and first["pending"] == [CX6DX]
+    actions = dict((a["pci"], a["action"]) for a in first["adapters"])
+    assert actions == {CX6DX: "burn", CX7: "none"}
+    assert images(gpu1)[CX6DX]["fw"] == "22.45.3608" and images(gpu1)[CX6DX]["running"] == "22.43.1020"
+    assert images(gpu1)[CX7] == before[CX7] and len(burns(gpu1)) == 1
+
+    # Burnt: the next run only reads, and still says the adapter waits for its activation.
+    again = gpu1.module(MODULE, dict(versions=versions))
+    assert again["changed"] is False and again["commands"] == [] and again["reboot_required"] is True
+    assert len(burns(gpu1)) == 1
+
+    reboot = gpu1.module("ansible.builtin.reboot", dict(reboot_timeout=120))
+    assert reboot.get("rebooted") is True, reboot
+    after = gpu1.module(MODULE, dict(versions=versions))
+    assert after["changed"] is False and after["reboot_required"] is False and after["pending"] == []
+    assert images(gpu1)[CX6DX]["running"] == "22.45.3608" and len(burns(gpu1)) == 1
+
+
+def test_an_image_for_another_psid_or_with_another_checksum_burns_nothing(gpu1):
+    other, other_digest = make_image("gpu1", "cx6lx.bin", "MT_0000000575", "22.45.3608")
+    good, good_digest = make_image("gpu1", "cx6dx.bin", PSID_CX6DX, "22.45.3608")
+    before = images(gpu1)
+    cases = [
+        (dict(version="22.45.3608", image=other, sha256=other_digest), "is for PSID MT_0000000575, the adapter's is %s" % PSID_CX6DX),
+        (dict(version="22.45.3608", image=good, sha256=hashlib.sha256(b"another file").hexdigest()), "has SHA-256 %s" % good_digest),
+        (dict(version="22.45.3608", image=IMAGES + "/missing.bin", sha256=good_digest), "No such file or directory"),
+    ]
+    for entry, words in cases:
+        result = gpu1.module(MODULE, dict(devices=["ens1f0np0"], versions={PSID_CX6DX: entry}))
+        assert result.get("failed") and words in result["msg"] and "nothing was burnt" in result["msg"], result
+    # A downgrade is refused before anything is read of the image.
+    older = gpu1.module(MODULE, dict(devices=["ens1f0np0"], versions={PSID_CX6DX: dict(version="22.39.1002")}))
+    assert older.get("failed") and "a downgrade" in older["msg"], older
+    assert burns(gpu1) == [] and images(gpu1) == before
+
+
+def test_the_tool_s_own_psid_check_holds_when_ours_is_passed_by(gpu1):
+    """flint refuses an image of another PSID by itself (the corpus's real refusal), as the module would: a burn
+    that reaches the tool with a wrong image fails with the tool's words and writes nothing."""
+    other, _digest = make_image("gpu1", "cx6lx.bin", "MT_0000000575", "22.45.3608")
+    refused = LAB.exec("gpu1", ["flint", "-d", CX6DX, "-i", other, "-y", "burn"])
+    assert refused.returncode == 1 and ("-E- PSID mismatch. The PSID on flash (%s) differs from the PSID in the given "
+                                        "image (MT_0000000575)." % PSID_CX6DX) in refused.stdout, refused.stdout
+    assert images(gpu1)[CX6DX]["fw"] == "22.43.1020"
+
+
+def test_an_adapter_without_a_pinned_version_is_reported_and_left_alone(gpu1):
+    result = gpu1.module(MODULE, dict(versions={PSID_CX7: dict(version="28.40.1000")}))
+    assert result.get("failed") is not True, result
+    assert result["changed"] is False and result["unknown"] == [CX6DX]
+    cx6dx = [a for a in result["adapters"] if a["pci"] == CX6DX][0]
+    assert cx6dx["action"] == "unknown" and cx6dx["burnt"] == "22.43.1020" and burns(gpu1) == []
