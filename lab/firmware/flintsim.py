@@ -9,6 +9,8 @@ It shares the firmware simulator's state directory (``fwsim.py``): each adapter 
     python3 flintsim.py [--as flint|mstflint] -d DEV q|query [full]
     python3 flintsim.py [--as flint|mstflint] -i IMAGE q|query [full]
     python3 flintsim.py [--as flint|mstflint] -d DEV -i IMAGE [-y] [--allow_psid_change] b|burn
+    python3 flintsim.py --as mlxfwreset|mstfwreset -d DEV q|query
+    python3 flintsim.py --as mlxfwreset|mstfwreset -d DEV [--level 3] [-y] r|reset
     python3 flintsim.py make-image FILE --psid PSID --fw VERSION     (lab: an image file this simulator reads)
     python3 flintsim.py admin [--state-dir DIR] image --pci P --psid PSID --fw VERSION [--running VERSION]
 
@@ -22,6 +24,9 @@ corpus (tests/unit/plugins/module_utils/fixtures/fwimage/, each with its source)
 - ``burn``: the ``Current FW version on flash`` / ``New FW version`` lines as ``burn_cx3_fs2.txt`` prints them,
   then the FS3/FS4 steps and the closing ``-I-`` line of ``burn_cx4lx_fs3.txt`` (read from the corpus); a PSID that
   differs: the ``-E- PSID mismatch ...`` line of ``burn_psid_mismatch.txt`` (exit 1, nothing written);
+- ``mlxfwreset query``: the BlueField-3 levels of ``mlxfwreset_query_bf3.txt``, level 3 "Not Supported" on an
+  adapter whose image says ``live_reset: false``; ``reset``: the steps of ``mlxfwreset_reset_cx4.txt`` (the burnt
+  image then runs), headed "Requested" with ``--level``, as mstflint's small_utils/mstfwreset.py words it;
 - errors: flint's ``Cannot open Device: %s. %s`` / ``Cannot open Image: %s. %s`` (mstflint's flint/err_msgs.h),
   ``-E-`` on standard output, exit 1.
 
@@ -45,6 +50,7 @@ IMAGE_MAGIC = "roce-fabric-lab-firmware-image"
 # Their -v lines (mstflint's as the corpus's bug report printed it; MFT's as the NVIDIA forum's did).
 VERSION_TOOL = {"flint": "flint, mft 4.22.1-526, built on May 20 2025, 09:45:03. Git SHA Hash: N/A",
                 "mstflint": "mstflint, mstflint 4.33.0, Git SHA Hash: d431e08"}
+RESET_TOOLS = ("mlxfwreset", "mstfwreset")
 
 
 class FlintError(Exception):
@@ -200,6 +206,66 @@ class Flint(object):
         return EXIT_OK
 
 
+class FwReset(Flint):
+    """mlxfwreset / mstfwreset: the reset levels of an adapter, and a live reset that makes its burnt image run."""
+
+    def parse(self, argv):
+        opts = dict(dev=None, yes=False, level=None, cmd=None)
+        i = 0
+        while i < len(argv):
+            arg = argv[i]
+            if arg in ("-d", "--device", "-l", "--level"):
+                if i + 1 >= len(argv):
+                    raise FlintError("argument %s: expected one argument" % arg)
+                opts["dev" if arg in ("-d", "--device") else "level"] = argv[i + 1]
+                i += 2
+                continue
+            if arg in ("-y", "--yes"):
+                opts["yes"] = True
+            elif arg in ("q", "query", "r", "reset"):
+                opts["cmd"] = "query" if arg.startswith("q") else "reset"
+            else:
+                raise FlintError("unrecognized arguments: %s" % arg)
+            i += 1
+        if not opts["cmd"] or not opts["dev"]:
+            raise FlintError("the following arguments are required: -d/--device, command")
+        return opts
+
+    def levels_text(self, image):
+        text = "\n".join(corpus_body("mlxfwreset_query_bf3.txt"))
+        if image.get("live_reset") is False:
+            text = text.replace("3: Driver restart and PCI reset                                  -Supported",
+                                "3: Driver restart and PCI reset                                  -Not Supported")
+        return text
+
+    def run(self, argv):
+        try:
+            opts = self.parse(argv)
+            record = self.device(opts["dev"])
+            if opts["cmd"] == "query":
+                self.out(self.levels_text(record["image"]))
+                return EXIT_OK
+            if record["image"].get("live_reset") is False or opts["level"] not in (None, "3"):
+                raise FlintError("Reset-level %s is not supported for device %s" % (opts["level"] or 3, opts["dev"]))
+            self.out("\n%s reset level for device, %s:\n\n3: Driver restart and PCI reset"
+                     % ("Requested" if opts["level"] else "Minimal", opts["dev"]))
+            if not opts["yes"]:
+                self.out("Continue with reset?[y/N] ")
+                if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+                    raise FlintError("Aborted by user")
+            self.out("Continue with reset?[y/N] y")
+            with self.state.lock():
+                record = self.device(opts["dev"])
+                record["image"] = dict(record["image"], running=record["image"]["fw"])
+                self.state.save(record)
+                self.mutating = True
+            self.out("\n".join(line for line in corpus_body("mlxfwreset_reset_cx4.txt") if line.startswith("-I- ")))
+            return EXIT_OK
+        except FlintError as exc:
+            self.out("-E- %s" % exc)
+            return EXIT_FAILED
+
+
 def admin(argv, stdout):
     parser = argparse.ArgumentParser(prog="flintsim.py admin")
     parser.add_argument("--state-dir", default=None)
@@ -211,12 +277,13 @@ def admin(argv, stdout):
     image.add_argument("--fw", required=True)
     image.add_argument("--running", default=None)
     image.add_argument("--release-date", default=None)
+    image.add_argument("--no-live-reset", action="store_true", help="mlxfwreset offers no level 3 on it")
     args = parser.parse_args(argv)
     state = fwsim.State(args.state_dir or os.environ.get("FWSIM_STATE_DIR") or fwsim.DEFAULT_STATE_DIR)
     with state.lock():
         record = fwsim._find_record(state, args.pci)  # pylint: disable=protected-access
         record["image"] = dict(psid=args.psid, fw=args.fw, running=args.running or args.fw,
-                               release_date=args.release_date)
+                               release_date=args.release_date, live_reset=not args.no_live_reset)
         state.save(record)
     stdout.write("%s image %s %s (running %s)\n" % (record["pci"], args.psid, args.fw, args.running or args.fw))
     return 0
@@ -244,11 +311,11 @@ def main(argv=None):
         return admin(argv[1:], sys.stdout)
     if argv and argv[0] == "make-image":
         return make_image(argv[1:], sys.stdout)
-    if name not in VERSION_TOOL:
+    if name not in VERSION_TOOL and name not in RESET_TOOLS:
         sys.stderr.write("flintsim: unknown tool %r\n" % name)
         return 2
     state = fwsim.State(os.environ.get("FWSIM_STATE_DIR") or fwsim.DEFAULT_STATE_DIR)
-    tool = Flint(name, state)
+    tool = FwReset(name, state) if name in RESET_TOOLS else Flint(name, state)
     rc = tool.run(argv)
     sys.stdout.flush()
     try:

@@ -85,7 +85,8 @@ class NetnsHost(Peer):
             image = nic.get("image")
             if image:
                 run([sys.executable, FLINTSIM, "admin", "--state-dir", fw, "image", "--pci", nic["pci"], "--psid",
-                     image["psid"], "--fw", str(image["fw"])], capture_output=True, text=True, check=True)
+                     image["psid"], "--fw", str(image["fw"])] + ([] if image.get("live_reset", True) else ["--no-live-reset"]),
+                    capture_output=True, text=True, check=True)
 
     def netdevs(self):
         return [name for nic in self.nics for name in nic.get("netdevs", [])]
@@ -167,7 +168,7 @@ class NetnsHost(Peer):
         flavors = {"mlxconfig": "mft", "mstconfig": "mstflint"}
         scripts = {}
         for tool in self.tools:
-            if tool in ("flint", "mstflint"):
+            if tool in ("flint", "mstflint", "mlxfwreset", "mstfwreset"):
                 scripts[tool] = (
                     "#!/bin/sh\n# Lab host: the ConnectX firmware burning tool's simulator answers as %s.\n"
                     "FWSIM_STATE_DIR=%s exec /usr/bin/python3 %s --as %s \"$@\"\n"

@@ -68,3 +68,22 @@ def test_another_psid_is_refused_with_the_real_words_and_nothing_is_written(tmp_
     assert "FW Version:            22.43.1020" in run(state, FLINTSIM, "-d", PCI, "q").stdout
     missing = run(state, FLINTSIM, "-i", str(tmp_path / "absent.bin"), "q")
     assert missing.returncode == 1 and missing.stdout.startswith("-E- Cannot open Image: ")
+
+
+def test_a_live_reset_makes_the_burnt_image_run_where_level_3_is_offered(tmp_path):
+    state = host(tmp_path)
+    image = str(tmp_path / "new.bin")
+    run(state, FLINTSIM, "make-image", image, "--psid", "MT_0000000436", "--fw", "22.45.3608")
+    run(state, FLINTSIM, "-d", PCI, "-i", image, "-y", "burn")
+    levels = run(state, FLINTSIM, "--as", "mlxfwreset", "-d", PCI, "q").stdout.splitlines()
+    assert levels == corpus("mlxfwreset_query_bf3.txt")
+    reset = run(state, FLINTSIM, "--as", "mstfwreset", "-d", PCI, "--level", "3", "-y", "reset")
+    assert reset.returncode == 0 and reset.stdout.splitlines()[1] == "Requested reset level for device, %s:" % PCI
+    assert reset.stdout.splitlines()[-6:] == [line for line in corpus("mlxfwreset_reset_cx4.txt") if line.startswith("-I- ")]
+    assert "FW Version(Running)" not in run(state, FLINTSIM, "-d", PCI, "q").stdout
+    run(state, FLINTSIM, "admin", "--state-dir", str(state), "image", "--pci", PCI, "--psid", "MT_0000000436",
+        "--fw", "22.45.3608", "--running", "22.43.1020", "--no-live-reset")
+    assert "-Not Supported" in [line for line in run(state, FLINTSIM, "--as", "mlxfwreset", "-d", PCI, "q").stdout.splitlines()
+                                if line.startswith("3:")][0]
+    refused = run(state, FLINTSIM, "--as", "mlxfwreset", "-d", PCI, "-y", "reset")
+    assert refused.returncode == 1 and "FW Version(Running):   22.43.1020" in run(state, FLINTSIM, "-d", PCI, "q").stdout

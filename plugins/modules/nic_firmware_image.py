@@ -24,8 +24,13 @@ description:
     the entry's, and its own query (C(flint -i <image> query)) showing the adapter's PSID and the pinned version. A
     mismatch fails the task and burns nothing. The tool's own PSID check applies too.
   - Burns with C(flint -d <dev> -i <image> -y burn), one adapter at a time, and reads each adapter again after its
-    burn. The new image runs only after a firmware reset or a reboot; the module never resets or reboots, it
-    returns RV(reboot_required) and RV(pending). A second run with the image burnt burns nothing.
+    burn. A second run with the image burnt burns nothing.
+  - A burnt image runs after a firmware reset or a reboot. With O(activate=live_reset) each adapter whose burnt
+    image does not run yet is reset live (C(mlxfwreset -d <dev> --level 3 -y reset), driver restart and PCI reset,
+    the host kept up) where its C(mlxfwreset query) offers level 3, and read again - never the adapter that carries
+    the controller's SSH session (its route, from C(SSH_CONNECTION)) or one of O(keep_netdevs), also below a bond or
+    VLAN. What is left waits for a reboot - RV(pending), RV(reboot_required), each adapter's C(activation) saying
+    why. The module never reboots.
 author:
   - roce.fabric contributors (@roce-fabric)
 extends_documentation_fragment:
@@ -76,13 +81,26 @@ options:
   tool_path:
     description: Path of the tool when it is not on the PATH.
     type: path
+  activate:
+    description:
+      - V(none) leaves activation to a reboot; V(live_reset) resets the adapters live where they and the host allow
+        it (see above).
+    type: str
+    choices: [none, live_reset]
+    default: none
+  keep_netdevs:
+    description:
+      - Interfaces whose adapters no live reset may touch besides the controller's (a management network, a storage
+        path); a bond, bridge or VLAN protects the adapters of its members.
+    type: list
+    elements: str
+    default: []
   burn_timeout:
-    description: Seconds one burn may take before it is stopped (60 to 3600).
+    description: Seconds one burn (or one live reset) may take before it is stopped (60 to 3600).
     type: int
     default: 900
 notes:
-  - Activation (a live firmware reset with C(mlxfwreset) where the host allows it, else one rolling reboot) is the
-    calling role's; the module only reports what waits for it.
+  - A reboot for what is left pending is the calling role's (one rolling reboot per host).
 seealso:
   - module: roce.fabric.mlxconfig
 """
@@ -119,10 +137,16 @@ adapters:
       wanted: 22.43.1014
       key: MT_0000000436
       action: burn
+      activation: live reset
       image: /var/lib/roce-fabric/firmware/fw-ConnectX6Dx-rel-22_43_1014-MCX623106AN-CDA_Ax.bin
       reason: "0000:3b:00.0 (?, MT_0000000436): 22.43.1014 to burn over 22.39.2048"
+activated:
+  description: The adapters (PCI addresses) a live reset made run their burnt image (or, in check mode, would).
+  returned: always
+  type: list
+  elements: str
 pending:
-  description: The adapters (PCI addresses) whose burnt image does not run yet; a firmware reset or a reboot loads it.
+  description: The adapters (PCI addresses) whose burnt image does not run yet; a reboot loads it.
   returned: always
   type: list
   elements: str
@@ -148,24 +172,28 @@ commands:
   sample: ["/usr/bin/mstflint -d 0000:3b:00.0 -i /var/lib/roce-fabric/firmware/fw.bin -y burn"]
 """
 
+import re
+
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, ModuleRun, command_timeout_spec
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.flash import FlashTool, check_versions, image_checks, read_image
-from ansible_collections.roce.fabric.plugins.module_utils.firmware.image import fw_version, image_plan, version_text
+from ansible_collections.roce.fabric.plugins.module_utils.firmware.image import LIVE_RESET_LEVEL, fw_version, image_plan, version_text
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.transport import FirmwareError
 
+NETDEV_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@-]{0,14}$")
 
-def converge(run, tool, devices, versions, policy, allow_downgrade):
-    """Read, plan, check and burn; the result: ``adapters`` (the plan per adapter, updated after burns),
-    ``reboot_required``, ``pending`` (adapters whose burnt image does not run yet) and ``unknown``."""
-    resolved = tool.resolve_devices(devices)
+
+def converge(run, tool, params):
+    """Read, plan, check and burn, then activate where asked; the result: ``adapters`` (the plan per adapter, updated
+    after burns and resets), ``activated``, ``pending``, ``reboot_required`` and ``unknown``."""
+    versions = params["versions"]
     found = []
-    for key, tool_device, _selectors in resolved:
+    for key, tool_device, _selectors in tool.resolve_devices(params["devices"]):
         query = tool.query_device(tool_device)
         found.append(dict(query, pci=key, device=tool_device, part_number=None))
     wanted = dict((key, str(entry["version"])) for key, entry in versions.items())
-    plans = image_plan(found, wanted, policy=policy, allow_downgrade=allow_downgrade)
+    plans = image_plan(found, wanted, policy=params["policy"], allow_downgrade=params["allow_downgrade"])
     for plan, device in zip(plans, found):
         plan["device"] = device["device"]
     refused = [p["reason"] for p in plans if p["action"] == "refuse"]
@@ -193,9 +221,43 @@ def converge(run, tool, devices, versions, policy, allow_downgrade):
         if plan["burnt"] != plan["wanted"]:
             raise FirmwareError("%s: burnt, but its query shows %s, not %s" % (plan["pci"], plan["burnt"], plan["wanted"]),
                                 category="burn_failed", adapters=plans)
-    pending = [p["pci"] for p in plans if p["burnt"] and p["running"] and p["burnt"] != p["running"]]
-    run.update(adapters=plans, pending=pending, reboot_required=bool(pending),
+    waiting = [p for p in plans if p["burnt"] and p["running"] and p["burnt"] != p["running"]]
+    for plan in waiting:
+        plan["activation"] = "reboot"
+    if params["activate"] == "live_reset" and waiting:
+        live_reset(run, tool, waiting, params["keep_netdevs"])
+    run.update(adapters=plans, activated=[p["pci"] for p in plans if p.get("activation") == "live reset"],
+               pending=[p["pci"] for p in waiting if p["activation"] != "live reset"],
                unknown=[p["pci"] for p in plans if p["action"] == "unknown"])
+    run.update(reboot_required=bool(run.result["pending"]))
+
+
+def live_reset(run, tool, waiting, keep_netdevs):
+    """Reset each waiting adapter live where nothing forbids it; ``activation`` says what happened or why not."""
+    reset_tool = tool.reset_tool()
+    protected = tool.protected_adapters(keep_netdevs)
+    for plan in waiting:
+        if plan["pci"] in protected:
+            plan["activation"] = "reboot: no live reset, %s" % protected[plan["pci"]]
+            continue
+        if not reset_tool:
+            plan["activation"] = "reboot: no live reset, neither mlxfwreset nor mstfwreset is installed"
+            continue
+        levels = tool.reset_levels(reset_tool, plan["device"])
+        if not (levels.get(LIVE_RESET_LEVEL) or {}).get("supported"):
+            plan["activation"] = "reboot: no live reset, the adapter does not offer level %d (%s)" % (
+                LIVE_RESET_LEVEL, ", ".join("%d" % n for n, level in sorted(levels.items()) if level["supported"]) or "none")
+            continue
+        argv = tool.reset_argv(reset_tool, plan["device"])
+        run.mutate(CommandRunner.render(argv), lambda argv=argv: tool.reset(argv))
+        if not run.check_mode:
+            again = tool.query_device(plan["device"])
+            plan["running"] = version_text(fw_version(again["running"]))
+            if plan["running"] != plan["burnt"]:
+                # Never a second reset for what one did not load: the reboot is the next and last step.
+                plan["activation"] = "reboot: the live reset did not load %s (%s runs)" % (plan["burnt"], plan["running"])
+                continue
+        plan["activation"] = "live reset"
 
 
 def main():
@@ -207,14 +269,18 @@ def main():
             allow_downgrade=dict(type="bool", default=False),
             tool=dict(type="str", choices=["auto", "flint", "mstflint"], default="auto"),
             tool_path=dict(type="path"),
+            activate=dict(type="str", choices=["none", "live_reset"], default="none"),
+            keep_netdevs=dict(type="list", elements="str", default=[]),
             burn_timeout=dict(type="int", default=900),
             **command_timeout_spec()
         ),
         supports_check_mode=True,
     )
     params = module.params
-    run = ModuleRun(module, adapters=[], pending=[], reboot_required=False, unknown=[])
+    run = ModuleRun(module, adapters=[], activated=[], pending=[], reboot_required=False, unknown=[])
     problems = check_versions(params["versions"])
+    problems += ["keep_netdevs: %r is not an interface name" % name for name in params["keep_netdevs"]
+                 if not NETDEV_RE.match(name or "")]
     if not 60 <= params["burn_timeout"] <= 3600:
         problems.append("burn_timeout must be 60 to 3600 seconds")
     if problems:
@@ -223,7 +289,7 @@ def main():
     def body(run):
         tool = FlashTool(module, params["tool"], params["tool_path"], burn_timeout=params["burn_timeout"])
         run.update(tool=dict(path=tool.path, kind=tool.kind))
-        converge(run, tool, params["devices"], params["versions"], params["policy"], params["allow_downgrade"])
+        converge(run, tool, params)
 
     run.execute(body)
 

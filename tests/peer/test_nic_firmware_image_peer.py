@@ -61,6 +61,31 @@ def test_an_old_image_is_burnt_once_and_runs_after_one_reboot(gpu1):
     assert images(gpu1)[CX6DX]["running"] == "22.45.3608" and len(burns(gpu1)) == 1
 
 
+def test_a_live_reset_activates_where_allowed_and_one_reboot_the_rest(gpu1):
+    """Both adapters get a newer image: the ConnectX-6 Dx runs it after a live reset (mlxfwreset level 3, no reboot),
+    the ConnectX-7, whose reset levels offer no live reset, waits for the host's one reboot. The controller's SSH
+    session reaches gpu1 through its namespace's eth0 (no adapter of its own), so nothing is protected."""
+    cx6dx, cx6dx_digest = make_image("gpu1", "cx6dx-22.45.3608.bin", PSID_CX6DX, "22.45.3608")
+    cx7, cx7_digest = make_image("gpu1", "cx7-28.43.1014.bin", PSID_CX7, "28.43.1014")
+    versions = {PSID_CX6DX: dict(version="22.45.3608", image=cx6dx, sha256=cx6dx_digest),
+                PSID_CX7: dict(version="28.43.1014", image=cx7, sha256=cx7_digest)}
+    first = gpu1.module(MODULE, dict(versions=versions, activate="live_reset"))
+    assert first.get("failed") is not True, first
+    assert first["activated"] == [CX6DX] and first["pending"] == [CX7] and first["reboot_required"] is True
+    activation = dict((a["pci"], a["activation"]) for a in first["adapters"])
+    assert activation == {CX6DX: "live reset", CX7: "reboot: no live reset, the adapter does not offer level 3 (0, 4)"}
+    assert first["commands"][-1] == "/usr/sbin/mlxfwreset -d %s --level 3 -y reset" % CX6DX
+    assert images(gpu1)[CX6DX]["running"] == "22.45.3608" and images(gpu1)[CX7]["running"] == "28.40.1000"
+    assert gpu1.reboots() == 0
+    # Nothing to burn or reset again: the ConnectX-7 still waits, and no second reset is tried on it.
+    again = gpu1.module(MODULE, dict(versions=versions, activate="live_reset"))
+    assert again["changed"] is False and again["pending"] == [CX7] and again["commands"] == []
+    gpu1.module("ansible.builtin.reboot", dict(reboot_timeout=120))
+    done = gpu1.module(MODULE, dict(versions=versions, activate="live_reset"))
+    assert done["changed"] is False and done["reboot_required"] is False and gpu1.reboots() == 1
+    assert len([c for c in gpu1.mutating_calls() if "reset" in c["argv"]]) == 1 and len(burns(gpu1)) == 2
+
+
 def test_an_image_for_another_psid_or_with_another_checksum_burns_nothing(gpu1):
     other, other_digest = make_image("gpu1", "cx6lx.bin", "MT_0000000575", "22.45.3608")
     good, good_digest = make_image("gpu1", "cx6dx.bin", PSID_CX6DX, "22.45.3608")

@@ -20,12 +20,16 @@ import os
 import re
 import stat
 
+from ansible_collections.roce.fabric.plugins.module_utils.common.pci import adapter_address, netdev_pci_address
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.image import (
     FirmwareImageError,
+    LIVE_RESET_LEVEL,
     fw_version,
     parse_burn,
     parse_flint_query,
+    parse_reset_levels,
+    route_device,
     version_text,
 )
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.transport import FirmwareError, FirmwareTool
@@ -81,6 +85,83 @@ class FlashTool(FirmwareTool):
 
     def burn_argv(self, device, image):
         return [self.path, "-d", device, "-i", image, "-y", "burn"]
+
+    def reset_tool(self):
+        """MFT's mlxfwreset or mstflint's mstfwreset (the one of the burning tool's family first); None without."""
+        names = ["mstfwreset", "mlxfwreset"] if self.kind == "mstflint" else ["mlxfwreset", "mstfwreset"]
+        for name in names:
+            found = self.module.get_bin_path(name)
+            if found:
+                return found
+        return None
+
+    def reset_levels(self, tool, device):
+        rc, out, err = self.runner.run([tool, "-d", device, "query"])
+        try:
+            if rc == 0:
+                return parse_reset_levels(out)
+        except FirmwareImageError:
+            pass
+        cause = (err or out).strip() or "exit code %d" % rc
+        raise FirmwareError("%s query of %s failed: %s" % (os.path.basename(tool), device, cause), category="query_failed")
+
+    @staticmethod
+    def reset_argv(tool, device):
+        return [tool, "-d", device, "--level", str(LIVE_RESET_LEVEL), "-y", "reset"]
+
+    def reset(self, argv):
+        """A live firmware reset; FirmwareError with the tool's words when it did not load the firmware."""
+        rc, out, err = self.burner.run(argv, mutating=True)
+        if rc != 0 or "FW was loaded successfully" not in out:
+            errors = [line.strip()[3:].strip() for line in (out + "\n" + (err or "")).splitlines()
+                      if line.strip().startswith("-E-")]
+            cause = "; ".join(errors) or (err or out).strip() or "exit code %d" % rc
+            raise FirmwareError("%s reset of %s failed: %s" % (os.path.basename(argv[0]), argv[2], cause),
+                                category="reset_failed", rc=rc, stdout=out, stderr=err,
+                                failed_command=CommandRunner.render(argv))
+
+    def controller_netdev(self):
+        """The interface this host answers the controller's SSH session through (``SSH_CONNECTION``'s client
+        address, ``ip -j route get``); None when the module does not run over SSH or the route cannot be read."""
+        client = (os.environ.get("SSH_CONNECTION") or "").split()
+        ip = self.module.get_bin_path("ip")
+        if not client or not ip:
+            return None
+        rc, out, _err = self.runner.run([ip, "-j", "route", "get", client[0]])
+        try:
+            return route_device(out) if rc == 0 else None
+        except FirmwareImageError:
+            return None
+
+    def protected_adapters(self, keep_netdevs):
+        """{adapter: why} of the adapters no live reset may touch: the one that carries the controller's SSH session,
+        and those of ``keep_netdevs`` (a management network, a storage path)."""
+        reasons = {}
+        named = [(name, "it carries %s (keep_netdevs)" % name) for name in keep_netdevs or []]
+        controller = self.controller_netdev()
+        if controller:
+            named.append((controller, "it carries the controller's SSH session (%s)" % controller))
+        for name, why in named:
+            for port in self.ports_under(name):
+                try:
+                    adapter = adapter_address(netdev_pci_address(port, self.sysfs_root), self.sysfs_root)
+                except ValueError:
+                    continue  # not a PCI device (a veth, a dummy): no adapter behind it
+                reasons.setdefault(adapter, why)
+        return reasons
+
+    def ports_under(self, name, depth=0):
+        """``name`` and the interfaces below it (a VLAN's parent, a bond's or a bridge's members: sysfs
+        ``lower_<name>`` links), so a management network on a bond of ConnectX ports protects their adapters."""
+        found = [name]
+        try:
+            entries = os.listdir(os.path.join(self.sysfs_root, "sys", "class", "net", name))
+        except OSError:
+            return found
+        for entry in sorted(entries):
+            if entry.startswith("lower_") and depth < 4:
+                found += self.ports_under(entry[len("lower_"):], depth + 1)
+        return found
 
     def burn(self, argv):
         """Run a burn argv; FirmwareError with the tool's own words when it refused or failed."""

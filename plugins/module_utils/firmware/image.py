@@ -18,6 +18,7 @@ part number) to the version it wants; an adapter without an entry is reported, n
 
 from __future__ import annotations
 
+import json
 import re
 
 VERSION_RE = re.compile(r"^(\d+)[._](\d+)[._](\d+)$")
@@ -188,3 +189,35 @@ def image_plan(devices, versions, policy="exact", allow_downgrade=False):
             plan.update(action="burn", reason="%s: %s to burn over %s" % (name, version_text(wanted), version_text(burnt)))
         plans.append(plan)
     return plans
+
+
+RESET_LEVEL_RE = re.compile(r"^(\d+):\s*(.*?)\s*-(Supported|Not [Ss]upported)\s*(\(default\))?\s*$")
+# mlxfwreset's level that loads new firmware with a driver restart and a PCI reset, the host kept up.
+LIVE_RESET_LEVEL = 3
+
+
+def parse_reset_levels(text):
+    """The ``Reset-levels:`` section of ``mlxfwreset -d <dev> query`` (``mstfwreset`` alike): ``{level: {description,
+    supported, default}}``; the reset types and syncs that follow are not levels."""
+    levels, inside = {}, False
+    for line in (text or "").splitlines():
+        stripped = line.strip()
+        if stripped.startswith("Reset-"):
+            inside = stripped.startswith("Reset-levels")
+            continue
+        match = RESET_LEVEL_RE.match(stripped) if inside else None
+        if match:
+            levels[int(match.group(1))] = dict(description=match.group(2), supported=match.group(3) == "Supported",
+                                               default=bool(match.group(4)))
+    if not levels:
+        raise FirmwareImageError("not an mlxfwreset query (no Reset-levels)")
+    return levels
+
+
+def route_device(text):
+    """The interface of ``ip -j route get <address>``'s route (None when it names none)."""
+    try:
+        routes = json.loads(text or "")
+    except ValueError:
+        raise FirmwareImageError("not ip -j route get output")
+    return routes[0].get("dev") if routes and isinstance(routes[0], dict) else None

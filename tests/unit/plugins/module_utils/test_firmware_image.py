@@ -11,7 +11,8 @@ import os
 import pytest
 
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.image import (
-    FirmwareImageError, fw_version, image_plan, parse_burn, parse_flint_query, parse_fwmanager)
+    FirmwareImageError, fw_version, image_plan, parse_burn, parse_flint_query, parse_fwmanager, parse_reset_levels,
+    route_device)
 from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
 SAMPLES = sorted(os.listdir(os.path.join(corpus.FIXTURES, "fwimage")))
@@ -102,3 +103,22 @@ def test_the_plan_for_each_adapter():
     assert (pending["action"], pending["burnt"], pending["running"]) == ("activate", "22.45.3608", "22.43.1020")
     with pytest.raises(FirmwareImageError, match="policy"):
         image_plan([], {}, policy="latest")
+
+
+def test_the_reset_levels_of_the_mlxfwreset_query():
+    levels = parse_reset_levels(corpus.read("fwimage", "mlxfwreset_query_bf3.txt"))
+    want = expect("mlxfwreset_query_bf3.txt")
+    assert sorted(n for n, level in levels.items() if level["supported"]) == [int(n) for n in want["supported"].split(",")]
+    assert [n for n, level in levels.items() if level["default"]] == [int(want["default"])]
+    assert levels[3]["description"] == "Driver restart and PCI reset" and levels[1]["supported"] is False
+    # The reset types and syncs after the levels are not levels (type 4, "ARM OS shut down", would be one).
+    assert sorted(levels) == [0, 1, 3, 4]
+    with pytest.raises(FirmwareImageError, match="no Reset-levels"):
+        parse_reset_levels(corpus.read("fwimage", "mlxfwreset_reset_cx4.txt"))
+
+
+@pytest.mark.parametrize("name", ["ip_route_get_via_gateway.txt", "ip_route_get_local.txt"])
+def test_the_interface_of_a_route(name):
+    assert route_device(corpus.read("fwimage", name)) == expect(name)["dev"]
+    with pytest.raises(FirmwareImageError):
+        route_device("8.8.8.8 via 192.0.2.1 dev eth0")

@@ -19,6 +19,8 @@ from ansible_collections.roce.fabric.tests.unit.plugins.modules.test_mlxconfig i
 from ansible_collections.roce.fabric.tests.unit.plugins.modules.utils import run_module
 
 TOOL = "/usr/bin/mstflint"
+RESET = "/usr/bin/mstfwreset"
+IP = "/usr/sbin/ip"
 PSID = "MT_1170110023"  # the ConnectX-3 of the transcripts
 CX3 = "0000:19:00.0"
 CX5 = "0000:af:00.0"  # PSID MT_0000000158: no entry in the tests' versions
@@ -31,16 +33,29 @@ def sample(name):
 class FakeFlint(object):
     """mstflint: each adapter's query from the corpus, an image's query by its file, burns that change the query."""
 
-    def __init__(self, images, burn="burn_cx3_fs2.txt", burn_rc=0):
+    def __init__(self, images, burn="burn_cx3_fs2.txt", burn_rc=0, reset="mlxfwreset_reset_cx4.txt", live=True):
         self.queries = {CX3: sample("flint_query_cx3_fs2_before_burn.txt"), CX5: sample("flint_query_cx5_fs4.txt")}
         self.images = images  # path -> the fixture of its query
         self.burn_text, self.burn_rc = sample(burn), burn_rc
+        self.reset_text = sample(reset)
+        # The BlueField-3's real levels; without a live reset, level 3 reads "Not Supported" (the query's own words).
+        query = sample("mlxfwreset_query_bf3.txt")
+        self.levels_text = query if live else query.replace(
+            "3: Driver restart and PCI reset                                  -Supported",
+            "3: Driver restart and PCI reset                                  -Not Supported")
         self.calls = []
 
     def __call__(self, argv, **kwargs):
         assert isinstance(argv, list) and kwargs["environ_update"]["LC_ALL"] == "C"
         assert kwargs["expand_user_and_vars"] is False
         self.calls.append(argv)
+        if argv[0] == RESET:
+            if argv[-1] == "query":
+                return 0, self.levels_text, ""
+            self.queries[argv[2]] = self.queries[argv[2]].replace("FW Version(Running):   2.35.5100\n", "")
+            return 0, self.reset_text, ""
+        if argv[0] == IP:
+            return 0, sample("ip_route_get_via_gateway.txt"), ""
         if argv[-1] == "query" and argv[1] == "-d":
             return 0, self.queries[argv[2]], ""
         if argv[-1] == "query" and argv[1] == "-i":
@@ -62,9 +77,11 @@ def image(tmp_path):
     return str(path), hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def install(monkeypatch, fake):
+def install(monkeypatch, fake, tools=("mstflint", "mstfwreset", "ip")):
+    paths = dict(mstflint=TOOL, mstfwreset=RESET, ip=IP)
     monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda self, argv, **kw: fake(argv, **kw))
-    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, *a, **kw: TOOL if name == "mstflint" else None)
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path",
+                        lambda self, name, *a, **kw: paths[name] if name in tools else None)
 
 
 def pin(path, digest, version="2.42.5000"):
@@ -186,3 +203,63 @@ def test_a_host_without_the_tool_and_an_adapter_that_does_not_answer_fail_clearl
     silent = run_module(nic_firmware_image.main, dict(devices=[CX3], versions={PSID: dict(version="2.42.5000")}))
     assert silent["failed"] and "mstflint query of 0000:19:00.0 failed: Cannot open Device: 41:00.0" in silent["msg"], silent["msg"]
     assert fake.burns == []
+
+
+def test_a_live_reset_makes_the_burnt_image_run_without_a_reboot(monkeypatch, sysfs, image):  # noqa: F811
+    path, digest = image
+    fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
+    install(monkeypatch, fake)
+    monkeypatch.setenv("SSH_CONNECTION", "192.0.2.10 50022 192.0.2.2 22")  # the controller's route: eth0, no adapter
+    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest), activate="live_reset"))
+    assert result.get("failed") is not True, result.get("msg")
+    assert result["activated"] == [CX3] and result["pending"] == [] and result["reboot_required"] is False
+    assert result["commands"][-1] == "%s -d %s --level 3 -y reset" % (RESET, CX3)
+    assert result["adapters"][0]["activation"] == "live reset" and result["adapters"][0]["running"] == "2.42.5000"
+    assert [IP, "-j", "route", "get", "192.0.2.10"] in fake.calls
+
+
+@pytest.mark.parametrize("case, why", [
+    (dict(keep_netdevs=["ens1f0np0"]), "it carries ens1f0np0 (keep_netdevs)"),
+    (dict(live=False), "the adapter does not offer level 3 (0, 4)"),
+    (dict(tools=("mstflint", "ip")), "neither mlxfwreset nor mstfwreset is installed"),
+])
+def test_an_adapter_that_may_not_or_cannot_be_reset_live_waits_for_a_reboot(monkeypatch, sysfs, image, case, why):  # noqa: F811
+    path, digest = image
+    fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"}, live=case.get("live", True))
+    install(monkeypatch, fake, case.get("tools", ("mstflint", "mstfwreset", "ip")))
+    monkeypatch.delenv("SSH_CONNECTION", raising=False)
+    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest), activate="live_reset",
+                                                      keep_netdevs=case.get("keep_netdevs", [])))
+    assert result.get("failed") is not True, result.get("msg")
+    assert result["pending"] == [CX3] and result["reboot_required"] is True and result["activated"] == []
+    assert result["adapters"][0]["activation"] == "reboot: no live reset, " + why, result["adapters"][0]
+    assert not [c for c in fake.calls if c[-1] == "reset"] and len(fake.burns) == 1
+
+
+def test_the_adapter_of_the_controller_s_session_is_never_reset_live(monkeypatch, sysfs, image):  # noqa: F811
+    """The controller's SSH session reaches this host through ens1f0np0 (the route says so): its adapter waits for
+    the reboot, whatever the reset levels offer."""
+    path, digest = image
+    fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
+    install(monkeypatch, fake)
+    monkeypatch.setenv("SSH_CONNECTION", "192.0.2.10 50022 192.0.2.2 22")
+    route = sample("ip_route_get_via_gateway.txt").replace('"dev":"eth0"', '"dev":"ens1f0np0"')
+    real = fake.__call__
+    monkeypatch.setattr(basic.AnsibleModule, "run_command",
+                        lambda self, argv, **kw: (0, route, "") if argv[0] == IP else real(argv, **kw))
+    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest), activate="live_reset"),
+                        check_mode=True)
+    assert result["adapters"][0]["activation"] == ("reboot: no live reset, it carries the controller's SSH session "
+                                                   "(ens1f0np0)")
+    assert result["pending"] == [CX3] and not [c for c in fake.calls if c[-1] == "reset"]
+
+
+def test_check_mode_names_the_live_reset_and_runs_none(monkeypatch, sysfs, image):  # noqa: F811
+    path, digest = image
+    fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
+    install(monkeypatch, fake)
+    monkeypatch.delenv("SSH_CONNECTION", raising=False)
+    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest), activate="live_reset"),
+                        check_mode=True)
+    assert result["changed"] is True and result["activated"] == [CX3] and len(result["commands"]) == 2
+    assert fake.burns == [] and not [c for c in fake.calls if c[-1] == "reset"]
