@@ -154,6 +154,13 @@ reboot_required:
   description: True when RV(pending) is not empty.
   returned: always
   type: bool
+reboot_reason:
+  description:
+    - The same words for the same waiting images on every run (empty when none waits), for roce.fabric.host_reboot,
+      which reboots once for it and not again for what a reboot did not load.
+  returned: always
+  type: str
+  sample: "ConnectX firmware 22.45.3608 burnt on 0000:3b:00.0, 22.43.1020 runs"
 unknown:
   description: The adapters whose PSID has no entry in O(versions), left as they are.
   returned: always
@@ -229,7 +236,9 @@ def converge(run, tool, params):
     run.update(adapters=plans, activated=[p["pci"] for p in plans if p.get("activation") == "live reset"],
                pending=[p["pci"] for p in waiting if p["activation"] != "live reset"],
                unknown=[p["pci"] for p in plans if p["action"] == "unknown"])
-    run.update(reboot_required=bool(run.result["pending"]))
+    waits = [p for p in waiting if p["activation"] != "live reset"]
+    run.update(reboot_required=bool(waits), reboot_reason="; ".join(
+        "ConnectX firmware %s burnt on %s, %s runs" % (p["burnt"], p["pci"], p["running"]) for p in waits))
 
 
 def live_reset(run, tool, waiting, keep_netdevs):
@@ -277,7 +286,7 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
-    run = ModuleRun(module, adapters=[], activated=[], pending=[], reboot_required=False, unknown=[])
+    run = ModuleRun(module, adapters=[], activated=[], pending=[], reboot_required=False, reboot_reason="", unknown=[])
     problems = check_versions(params["versions"])
     problems += ["keep_netdevs: %r is not an interface name" % name for name in params["keep_netdevs"]
                  if not NETDEV_RE.match(name or "")]

@@ -3,9 +3,12 @@
 state, a burnt image running from the host's next reboot). Every case reads the simulator's state from outside."""
 
 import hashlib
+import json
 import os
+import subprocess
+import sys
 
-from conftest import LAB, REPO
+from conftest import INVENTORY, LAB, REPO
 
 MODULE = "roce.fabric.nic_firmware_image"
 FLINTSIM = os.path.join(REPO, "lab", "firmware", "flintsim.py")
@@ -120,3 +123,38 @@ def test_an_adapter_without_a_pinned_version_is_reported_and_left_alone(gpu1):
     assert result["changed"] is False and result["unknown"] == [CX6DX]
     cx6dx = [a for a in result["adapters"] if a["pci"] == CX6DX][0]
     assert cx6dx["action"] == "unknown" and cx6dx["burnt"] == "22.43.1020" and burns(gpu1) == []
+
+
+def controller_image(tmp_path, name, psid, fw):
+    """An image file on the controller (the role copies it to the host); its path and SHA-256."""
+    path = str(tmp_path / name)
+    subprocess.run([sys.executable, FLINTSIM, "make-image", path, "--psid", psid, "--fw", fw], check=True,
+                   capture_output=True)
+    with open(path, "rb") as handle:
+        return path, hashlib.sha256(handle.read()).hexdigest()
+
+
+def firmware_playbook(versions):
+    argv = ["ansible-playbook", "-i", INVENTORY, os.path.join(REPO, "playbooks", "nic_firmware.yml"),
+            "-e", "roce_firmware_hosts=gpu1", "-e", json.dumps(dict(nic_firmware_versions=versions))]
+    return subprocess.run(argv, capture_output=True, text=True, cwd=REPO, check=False)
+
+
+def test_the_rolling_play_burns_on_every_host_then_activates_live_or_by_one_reboot(gpu1, tmp_path):
+    """playbooks/nic_firmware.yml with images the site keeps on the controller: copied to gpu1 and burnt in the
+    first play (no reset there), the ConnectX-6 Dx reset live in the rolling play, the ConnectX-7 (no live reset
+    on it) loaded by the host's one reboot, then checked; the second run changes nothing and does not reboot."""
+    cx6dx, cx6dx_digest = controller_image(tmp_path, "fw-cx6dx-22.45.3608.bin", PSID_CX6DX, "22.45.3608")
+    cx7, cx7_digest = controller_image(tmp_path, "fw-cx7-28.43.1014.bin", PSID_CX7, "28.43.1014")
+    versions = {PSID_CX6DX: dict(version="22.45.3608", src=cx6dx, sha256=cx6dx_digest),
+                PSID_CX7: dict(version="28.43.1014", src=cx7, sha256=cx7_digest)}
+    first = firmware_playbook(versions)
+    assert first.returncode == 0, first.stdout[-4000:]
+    assert "The pinned ConnectX firmware images run." in first.stdout
+    assert gpu1.reboots() == 1 and len(burns(gpu1)) == 2
+    assert len([c for c in gpu1.mutating_calls() if "reset" in c["argv"]]) == 1
+    assert dict((pci, (i["fw"], i["running"])) for pci, i in images(gpu1).items()) == {
+        CX6DX: ("22.45.3608", "22.45.3608"), CX7: ("28.43.1014", "28.43.1014")}
+    again = firmware_playbook(versions)
+    assert again.returncode == 0 and "changed=0" in again.stdout, again.stdout[-4000:]
+    assert gpu1.reboots() == 1 and len(burns(gpu1)) == 2

@@ -237,3 +237,38 @@ def read_image(tool, entry, key):
         raise FirmwareError("versions.%s.image %s is not a regular file (a link or a directory is refused); nothing "
                             "was burnt" % (key, image), category="bad_input")
     return tool.query_image(image), sha256_of(image)
+
+
+IMAGE_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,200}$")
+
+
+def image_files(versions, image_dir):
+    """The site's pinned versions (``nic_firmware_versions``: PSID -> {version, and an image as ``src``, a file on the
+    controller the role copies to ``image_dir``, or ``image``, a file already on the host; with its ``sha256``}) as
+    the module takes them: ``{"versions": {PSID: {version, image, sha256}}, "copies": [{psid, src, dest}],
+    "problems": [...]}``."""
+    out, copies, problems = {}, [], []
+    for psid, entry in sorted((versions or {}).items()):
+        if not isinstance(entry, dict):
+            problems.append("%s: expected a dictionary with version (and src or image, and sha256)" % psid)
+            continue
+        unknown = sorted(set(entry) - set(["version", "src", "image", "sha256"]))
+        if unknown:
+            problems.append("%s: unknown keys %s (version, src, image, sha256)" % (psid, ", ".join(unknown)))
+        if entry.get("src") and entry.get("image"):
+            problems.append("%s: give src (a file on the controller) or image (a file on the host), not both" % psid)
+            continue
+        wanted = dict((key, entry[key]) for key in ("version", "image", "sha256") if entry.get(key) is not None)
+        if entry.get("src"):
+            name = os.path.basename(str(entry["src"]))
+            if not IMAGE_NAME_RE.match(name):
+                problems.append("%s: %r is not an image file name" % (psid, name))
+                continue
+            if not entry.get("sha256"):
+                problems.append("%s: src needs its sha256 (checked on the host before anything is burnt)" % psid)
+            dest = os.path.join(image_dir, name)
+            copies.append(dict(psid=psid, src=str(entry["src"]), dest=dest))
+            wanted["image"] = dest
+        out[psid] = wanted
+    problems += check_versions(out)
+    return dict(versions=out, copies=copies, problems=problems)

@@ -1,0 +1,24 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The nic_firmware role's pinned images: what it copies to the host and what roce.fabric.nic_firmware_image takes
+(module_utils/firmware/flash.py image_files)."""
+
+from __future__ import annotations
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.roce.fabric.plugins.module_utils.firmware.flash import image_files
+
+
+def nic_firmware_images(versions, image_dir):
+    if not isinstance(versions, dict):
+        raise AnsibleFilterError("nic_firmware_images: nic_firmware_versions must be a dictionary of PSIDs")
+    return image_files(versions, str(image_dir))
+
+
+class FilterModule:
+
+    def filters(self):
+        return {"nic_firmware_images": nic_firmware_images}

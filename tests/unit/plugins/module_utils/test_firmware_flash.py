@@ -1,0 +1,50 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The nic_firmware role's pinned images as the module takes them (module_utils/firmware/flash.py image_files)."""
+
+from __future__ import annotations
+
+from ansible_collections.roce.fabric.plugins.module_utils.firmware.flash import check_versions, image_files
+
+SHA = "a" * 64
+
+
+def test_an_image_on_the_controller_is_copied_and_one_on_the_host_is_used_where_it_is():
+    plan = image_files({
+        "MT_0000000436": dict(version="22.45.3608", src="/srv/fw/fw-ConnectX6Dx-rel-22_45_3608.bin", sha256=SHA),
+        "MT_0000000834": dict(version="28.43.1014", image="/opt/fw/cx7.bin", sha256=SHA),
+        "MT_0000000575": dict(version="26.43.1014"),
+    }, "/var/lib/roce-fabric/firmware")
+    assert plan["problems"] == []
+    assert plan["copies"] == [dict(psid="MT_0000000436", src="/srv/fw/fw-ConnectX6Dx-rel-22_45_3608.bin",
+                                   dest="/var/lib/roce-fabric/firmware/fw-ConnectX6Dx-rel-22_45_3608.bin")]
+    assert plan["versions"] == {
+        "MT_0000000436": dict(version="22.45.3608", image="/var/lib/roce-fabric/firmware/fw-ConnectX6Dx-rel-22_45_3608.bin",
+                              sha256=SHA),
+        "MT_0000000834": dict(version="28.43.1014", image="/opt/fw/cx7.bin", sha256=SHA),
+        "MT_0000000575": dict(version="26.43.1014")}
+
+
+def test_entries_that_cannot_be_used_are_named():
+    plan = image_files({
+        "MT_1": dict(version="1.2.3", src="/a/x.bin", image="/b/x.bin", sha256=SHA),
+        "MT_2": dict(version="1.2.3", src="/a/x.bin"),
+        "MT_3": dict(version="1.2.3", src="/a/.hidden;rm", sha256=SHA),
+        "MT_4": dict(version="1.2", url="https://example.invalid/x.bin"),
+        "MT_5": "22.45.3608",
+    }, "/var/lib/roce-fabric/firmware")
+    text = "; ".join(plan["problems"])
+    assert "MT_1: give src (a file on the controller) or image (a file on the host), not both" in text
+    assert "MT_2: src needs its sha256" in text
+    assert "MT_3: '.hidden;rm' is not an image file name" in text
+    assert "MT_4: unknown keys url" in text and "versions.MT_4.version" in text
+    assert "MT_5: expected a dictionary" in text
+    assert [c["psid"] for c in plan["copies"]] == ["MT_2"]
+
+
+def test_the_module_s_own_checks_of_versions():
+    assert check_versions({"MT_0000000436": dict(version="22.45.3608", image="/x.bin", sha256=SHA)}) == []
+    problems = check_versions({"MT 1": dict(version="1.2.3"), "MT_2": dict(version="22.45.3608", image="x.bin")})
+    assert problems == ["'MT 1' is not a PSID (letters, digits and _, at most 16)",
+                        "versions.MT_2.image must be an absolute path on the host"]
