@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
+from ansible_collections.roce.fabric.plugins.module_utils.common.drain import disruptions
 from ansible_collections.roce.fabric.plugins.module_utils.common.reboot_record import all_reasons, with_reason
 
 
@@ -25,7 +26,14 @@ def reboot_reasons(pending, extra=None):
     return all_reasons(pending, extra or [])
 
 
+def roce_disruptions(pending, image_result=None, openibd_pending=False, vf_removals=None):
+    if not isinstance(pending, dict):
+        raise AnsibleFilterError("roce_disruptions: the pending reasons must be a dict of source to reason")
+    return disruptions(pending, image_result if isinstance(image_result, dict) else {}, bool(openibd_pending),
+                       vf_removals if isinstance(vf_removals, list) else [])
+
+
 class FilterModule:
 
     def filters(self):
-        return {"reboot_pending": reboot_pending, "reboot_reasons": reboot_reasons}
+        return {"reboot_pending": reboot_pending, "reboot_reasons": reboot_reasons, "roce_disruptions": roce_disruptions}

@@ -134,9 +134,9 @@ def controller_image(tmp_path, name, psid, fw):
         return path, hashlib.sha256(handle.read()).hexdigest()
 
 
-def firmware_playbook(versions):
+def firmware_playbook(versions, **extra):
     argv = ["ansible-playbook", "-i", INVENTORY, os.path.join(REPO, "playbooks", "nic_firmware.yml"),
-            "-e", "roce_firmware_hosts=gpu1", "-e", json.dumps(dict(nic_firmware_versions=versions))]
+            "-e", "roce_firmware_hosts=gpu1", "-e", json.dumps(dict(extra, nic_firmware_versions=versions))]
     return subprocess.run(argv, capture_output=True, text=True, cwd=REPO, check=False)
 
 
@@ -158,3 +158,39 @@ def test_the_rolling_play_burns_on_every_host_then_activates_live_or_by_one_rebo
     again = firmware_playbook(versions)
     assert again.returncode == 0 and "changed=0" in again.stdout, again.stdout[-4000:]
     assert gpu1.reboots() == 1 and len(burns(gpu1)) == 2
+
+
+def hook(log, word, status=0):
+    """A site's drain or undrain hook: it appends what it was told to ``log`` and exits with ``status``."""
+    return ["sh", "-c", 'echo "%s $ROCE_DRAIN_NODE $ROCE_DRAIN_REASON" >> "$1"; exit %d' % (word, status), "hook", log]
+
+
+def test_the_host_is_drained_before_its_reset_and_reboot_and_returned_after_its_checks(gpu1, tmp_path):
+    """The site's drain hook runs before the live reset and the reboot, told why, and the undrain hook after the
+    check; a hook that fails (the node's jobs would not leave) keeps the host from any reset or reboot."""
+    cx6dx, cx6dx_digest = controller_image(tmp_path, "fw-cx6dx-22.45.3608.bin", PSID_CX6DX, "22.45.3608")
+    cx7, cx7_digest = controller_image(tmp_path, "fw-cx7-28.43.1014.bin", PSID_CX7, "28.43.1014")
+    versions = {PSID_CX6DX: dict(version="22.45.3608", src=cx6dx, sha256=cx6dx_digest),
+                PSID_CX7: dict(version="28.43.1014", src=cx7, sha256=cx7_digest)}
+    log = str(tmp_path / "drain.log")
+    refused = firmware_playbook(versions, roce_drain_command=hook(log, "drain", 1), roce_undrain_command=hook(log, "undrain"))
+    assert refused.returncode != 0 and "Drain through the site's hook" in refused.stdout, refused.stdout[-3000:]
+    # Burnt in the first play (no disruption there); neither reset nor rebooted, and not returned (never drained).
+    assert len(burns(gpu1)) == 2 and gpu1.reboots() == 0
+    assert not [c for c in gpu1.mutating_calls() if "reset" in c["argv"]]
+    with open(log) as handle:
+        assert [line.split()[:2] for line in handle] == [["drain", "gpu1"]]
+
+    os.unlink(log)
+    done = firmware_playbook(versions, roce_drain_command=hook(log, "drain"), roce_undrain_command=hook(log, "undrain"))
+    assert done.returncode == 0, done.stdout[-3000:]
+    with open(log) as handle:
+        lines = handle.read().splitlines()
+    assert [line.split()[:2] for line in lines] == [["drain", "gpu1"], ["undrain", "gpu1"]]
+    assert "roce.fabric: firmware image waiting on 0000:3b:00.0 (live reset or reboot); firmware image waiting on " \
+           "0000:86:00.0" in lines[0], lines
+    assert gpu1.reboots() == 1 and images(gpu1)[CX7]["running"] == "28.43.1014"
+    # Nothing left to disrupt: no drain on the next run.
+    os.unlink(log)
+    assert firmware_playbook(versions, roce_drain_command=hook(log, "drain")).returncode == 0
+    assert not os.path.exists(log) and gpu1.reboots() == 1
