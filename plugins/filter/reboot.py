@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.roce.fabric.plugins.module_utils.common.drain import disruptions
+from ansible_collections.roce.fabric.plugins.module_utils.common.drain import disruptions, pods_left
 from ansible_collections.roce.fabric.plugins.module_utils.common.reboot_record import all_reasons, with_reason
 
 
@@ -33,7 +33,14 @@ def roce_disruptions(pending, image_result=None, openibd_pending=False, vf_remov
                        vf_removals if isinstance(vf_removals, list) else [])
 
 
+def drain_pods_left(pods):
+    if not isinstance(pods, list):
+        raise AnsibleFilterError("drain_pods_left: expected the node's pods (k8s_info resources)")
+    return pods_left(pods)
+
+
 class FilterModule:
 
     def filters(self):
-        return {"reboot_pending": reboot_pending, "reboot_reasons": reboot_reasons, "roce_disruptions": roce_disruptions}
+        return {"reboot_pending": reboot_pending, "reboot_reasons": reboot_reasons, "roce_disruptions": roce_disruptions,
+                "drain_pods_left": drain_pods_left}

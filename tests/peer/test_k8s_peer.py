@@ -4,12 +4,14 @@ The server's state is read from outside with the Kubernetes Python client, and e
 could change it is counted from the server's audit log, so "no change" means no write was sent.
 """
 
+import contextlib
 import copy
 import hashlib
 import json
 import os
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -721,3 +723,75 @@ def test_the_exporter_daemonset_its_service_and_servicemonitor(fresh, tmp_path):
         assert cluster.writes_since(mark) == []
     finally:
         crds.delete(name="servicemonitors.monitoring.coreos.com")
+
+
+def drain(cluster, state, node, **extra):
+    """roce.fabric.node_drain (tasks_from: main or undrain) for ``node`` on the controller; (rc, stdout)."""
+    # The controller's own Python (where the Kubernetes client is), as a playbook's implicit localhost has it.
+    variables = dict(dict(node_drain_kubernetes=True, node_drain_kubernetes_node=node, node_drain_kubeconfig=cluster.kubeconfig,
+                          node_drain_timeout=30, ansible_python_interpreter=sys.executable), **extra)
+    argv = ["ansible", "localhost", "-i", "localhost,", "-c", "local", "-m", "ansible.builtin.include_role",
+            "-a", "name=roce.fabric.node_drain tasks_from=%s" % state, "-e", json.dumps(variables)]
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, check=False)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def test_a_node_is_drained_through_the_eviction_api_a_budget_holds_and_it_is_uncordoned(cluster):
+    """Issue 40: pods bound to a GPU node (by name, as the API server takes them without a kubelet), one of them
+    covered by a PodDisruptionBudget that allows no disruption, and a DaemonSet's pod. The drain cordons the node
+    and fails naming the pod the budget holds; without the budget every pod but the DaemonSet's leaves through the
+    Eviction API; undrain uncordons."""
+    node, namespace = "gpu-drain-1", "drain-lab"
+    make_node(cluster, node, {})
+    cluster.resource("v1", "Namespace").create(body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    pods = cluster.resource("v1", "Pod")
+    daemonset = cluster.resource("apps/v1", "DaemonSet").create(namespace=namespace, body={
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent"},
+        "spec": {"selector": {"matchLabels": {"app": "agent"}}, "template": {
+            "metadata": {"labels": {"app": "agent"}}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}})
+    for name, labels, owner in (("nccl-0", {"app": "nccl"}, None), ("nccl-1", {"app": "nccl"}, None),
+                                ("agent-x", {"app": "agent"}, daemonset)):
+        metadata = {"name": name, "labels": labels}
+        if owner is not None:
+            metadata["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": owner.metadata.name,
+                                            "uid": owner.metadata.uid, "controller": True}]
+        pods.create(namespace=namespace, body={"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": {
+            "nodeName": node, "containers": [{"name": "c", "image": "busybox"}]}})
+    # Kubernetes 1.20 (the lab's server) serves budgets as policy/v1beta1; policy/v1 came with 1.21.
+    budgets = cluster.resource("policy/v1beta1", "PodDisruptionBudget")
+    budgets.create(namespace=namespace, body={"apiVersion": "policy/v1beta1", "kind": "PodDisruptionBudget",
+                                              "metadata": {"name": "nccl"},
+                                              "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "nccl"}}}})
+    # The API server computes a budget's allowed disruptions from its status, as the disruption controller writes it.
+    budgets.status.patch(name="nccl", namespace=namespace, content_type="application/merge-patch+json", body={"status": {
+        "currentHealthy": 2, "desiredHealthy": 2, "disruptionsAllowed": 0, "expectedPods": 2, "observedGeneration": 1}})
+
+    rc, out = drain(cluster, "main", node, node_drain_force=True, node_drain_timeout=10)
+    assert rc != 0 and "drain-lab/nccl-0, drain-lab/nccl-1 did not leave" in out, out[-3000:]
+    assert cluster.get("v1", "Node", node)["spec"].get("unschedulable") is True
+    assert sorted(p.metadata.name for p in pods.get(namespace=namespace).items) == ["agent-x", "nccl-0", "nccl-1"]
+
+    budgets.delete(name="nccl", namespace=namespace)
+    # The node's kubelet, played here: it stops each evicted pod's containers and confirms (the API server then
+    # removes the pod), as a real one does within the pod's grace period.
+    stop = threading.Event()
+
+    def kubelet():
+        while not stop.is_set():
+            for pod in pods.get(namespace=namespace).items:
+                if pod.metadata.deletionTimestamp:
+                    with contextlib.suppress(NotFoundError):
+                        pods.delete(name=pod.metadata.name, namespace=namespace, body={"gracePeriodSeconds": 0})
+            stop.wait(0.5)
+    worker = threading.Thread(target=kubelet, daemon=True)
+    worker.start()
+    try:
+        rc, out = drain(cluster, "main", node, node_drain_force=True)
+    finally:
+        stop.set()
+        worker.join(10)
+    assert rc == 0, out[-3000:]
+    assert [p.metadata.name for p in pods.get(namespace=namespace).items] == ["agent-x"]
+    rc, out = drain(cluster, "undrain", node)
+    assert rc == 0, out[-3000:]
+    assert not cluster.get("v1", "Node", node)["spec"].get("unschedulable")

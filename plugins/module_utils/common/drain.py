@@ -29,3 +29,18 @@ def disruptions(reboot_pending, image_result=None, openibd_pending=False, vf_rem
         name = device.get("netdev") if isinstance(device, dict) else device
         out.append("VFs of %s taken away" % name)
     return out
+
+
+def pods_left(pods):
+    """The pods (``namespace/name``) a drain should have moved but that are still on the node: not a DaemonSet's
+    (they stay by design), not a static pod's mirror (the kubelet owns it), not finished (Succeeded or Failed)."""
+    left = []
+    for pod in pods or []:
+        metadata = pod.get("metadata") or {}
+        owners = [ref.get("kind") for ref in metadata.get("ownerReferences") or []]
+        if "DaemonSet" in owners or "kubernetes.io/config.mirror" in (metadata.get("annotations") or {}):
+            continue
+        if ((pod.get("status") or {}).get("phase")) in ("Succeeded", "Failed"):
+            continue
+        left.append("%s/%s" % (metadata.get("namespace"), metadata.get("name")))
+    return sorted(left)

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ansible_collections.roce.fabric.plugins.module_utils.common.drain import disruptions
+from ansible_collections.roce.fabric.plugins.module_utils.common.drain import disruptions, pods_left
 
 
 def test_nothing_pending_disrupts_nothing():
@@ -19,3 +19,17 @@ def test_each_disruption_is_named_in_the_order_the_play_meets_it():
     assert found == ["firmware image waiting on 0000:86:00.0 (live reset or reboot)",
                      "reboot: ConnectX firmware settings pending on 0000:3b:00.0 (ATS_ENABLED=True)",
                      "openibd restart (a new NVIDIA driver stack)", "VFs of ens1f0np0 taken away"]
+
+
+def test_the_pods_a_drain_leaves_are_a_daemonset_s_a_mirror_and_finished_ones():
+    def pod(name, owner=None, phase="Running", mirror=False):
+        metadata = dict(name=name, namespace="jobs")
+        if owner:
+            metadata["ownerReferences"] = [dict(kind=owner, name="x")]
+        if mirror:
+            metadata["annotations"] = {"kubernetes.io/config.mirror": "abc"}
+        return dict(metadata=metadata, status=dict(phase=phase))
+    pods = [pod("nccl-1", "Job"), pod("agent", "DaemonSet"), pod("etcd-node", mirror=True), pod("done", "Job", "Succeeded"),
+            pod("nccl-0"), pod("crashed", phase="Failed")]
+    assert pods_left(pods) == ["jobs/nccl-0", "jobs/nccl-1"]
+    assert pods_left([]) == []
