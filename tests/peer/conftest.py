@@ -216,21 +216,11 @@ def vms():
 # lab's QEMU processes used from its setup to its teardown (tests/bench/qemu_per_test.py sums such files).
 
 def _qemu_cpu():
-    """{(pid, start time): CPU seconds} of the QEMU processes running now."""
-    tick = os.sysconf("SC_CLK_TCK")
-    found = {}
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open("/proc/%s/stat" % pid) as handle:
-                head, tail = handle.read().rsplit(")", 1)
-        except OSError:
-            continue
-        if head.split("(", 1)[1].startswith("qemu-system"):
-            fields = tail.split()
-            found[(pid, fields[19])] = (int(fields[11]) + int(fields[12])) / tick
-    return found
+    """{(pid, start time): CPU seconds} of the QEMU processes running now (tests/bench/suite_bench.py reads them)."""
+    sys.path.insert(0, os.path.join(REPO, "tests", "bench"))
+    from suite_bench import TICK, proc_stats  # noqa: E402  pylint: disable=import-outside-toplevel
+    return dict(((pid, fields[19]), (int(fields[11]) + int(fields[12])) / TICK)
+                for pid, name, fields in proc_stats() if name.startswith("qemu-system"))
 
 
 _QEMU_SEEN = {}

@@ -32,6 +32,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.firmware.image import 
     route_device,
     version_text,
 )
+from ansible_collections.roce.fabric.plugins.module_utils.firmware.parsers import error_lines
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.transport import FirmwareError, FirmwareTool
 
 SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
@@ -43,30 +44,16 @@ DEFAULT_BURN_TIMEOUT = 900
 class FlashTool(FirmwareTool):
     """The host's flint or mstflint, and the adapters it can address (resolved as FirmwareTool resolves them)."""
 
+    CANDIDATES = ("flint", "mstflint")
+    MSTFLINT = "mstflint"
+
     def __init__(self, module, tool="auto", tool_path=None, burn_timeout=DEFAULT_BURN_TIMEOUT):
         super(FlashTool, self).__init__(module, tool, tool_path)
         self.burner = CommandRunner(module, timeout=burn_timeout)
 
-    def find_tool(self, tool, path):
-        if path:
-            if not os.path.isfile(path) or not os.access(path, os.X_OK):
-                raise FirmwareError("tool_path %s is not an executable file" % path)
-            if tool == "auto":
-                tool = "mstflint" if "mstflint" in os.path.basename(path) else "flint"
-            return tool, path
-        candidates = ["flint", "mstflint"] if tool == "auto" else [tool]
-        for name in candidates:
-            found = self.module.get_bin_path(name)
-            if found:
-                return name, found
-        raise FirmwareError(
-            "Cannot find %s on the host. Install mstflint (Debian/Ubuntu/RHEL package 'mstflint') or NVIDIA MFT, "
-            "or point tool_path at the executable." % " or ".join(candidates), category="tool_missing")
-
     def _query(self, argv, what):
         rc, out, err = self.runner.run(argv)
-        errors = [line.strip()[3:].strip() for line in (out + "\n" + (err or "")).splitlines()
-                  if line.strip().startswith("-E-")]
+        errors = error_lines(out) + error_lines(err)
         if rc != 0 or errors:
             cause = "; ".join(errors) or (err or out).strip() or "exit code %d" % rc
             raise FirmwareError("%s query of %s failed: %s" % (self.kind, what, cause), category="query_failed", rc=rc,
@@ -113,8 +100,7 @@ class FlashTool(FirmwareTool):
         """A live firmware reset; FirmwareError with the tool's words when it did not load the firmware."""
         rc, out, err = self.burner.run(argv, mutating=True)
         if rc != 0 or "FW was loaded successfully" not in out:
-            errors = [line.strip()[3:].strip() for line in (out + "\n" + (err or "")).splitlines()
-                      if line.strip().startswith("-E-")]
+            errors = error_lines(out) + error_lines(err)
             cause = "; ".join(errors) or (err or out).strip() or "exit code %d" % rc
             raise FirmwareError("%s reset of %s failed: %s" % (os.path.basename(argv[0]), argv[2], cause),
                                 category="reset_failed", rc=rc, stdout=out, stderr=err,

@@ -132,7 +132,7 @@ def parse_burn(text):
         elif stripped.startswith("New FW version:"):
             new = stripped.split(":", 1)[1].strip() or None
         elif stripped.startswith("-E-"):
-            errors.append(stripped[3:].strip())
+            errors.append(stripped[3:].strip())  # as parsers.error_lines reads them
         elif re.search(r"\s-\s+OK\s*$", stripped):
             done = True
     return dict(current=current, new=new, errors=errors, done=done)

@@ -45,6 +45,9 @@ class FirmwareTool(object):
 
     # Where sysfs is mounted; only unit tests point it elsewhere.
     SYSFS_ROOT = "/"
+    # The tools, NVIDIA MFT's first, and the name of mstflint's (which a tool_path's file name tells apart).
+    CANDIDATES = ("mlxconfig", "mstconfig")
+    MSTFLINT = "mstconfig"
 
     def __init__(self, module, tool="auto", tool_path=None):
         self.module = module
@@ -57,9 +60,9 @@ class FirmwareTool(object):
             if not os.path.isfile(path) or not os.access(path, os.X_OK):
                 raise FirmwareError("tool_path %s is not an executable file" % path)
             if tool == "auto":
-                tool = "mstconfig" if "mstconfig" in os.path.basename(path) else "mlxconfig"
+                tool = self.MSTFLINT if self.MSTFLINT in os.path.basename(path) else self.CANDIDATES[0]
             return tool, path
-        candidates = ["mlxconfig", "mstconfig"] if tool == "auto" else [tool]
+        candidates = list(self.CANDIDATES) if tool == "auto" else [tool]
         for name in candidates:
             found = self.module.get_bin_path(name)
             if found:
