@@ -728,8 +728,13 @@ def test_the_exporter_daemonset_its_service_and_servicemonitor(fresh, tmp_path):
 def drain(cluster, state, node, **extra):
     """roce.fabric.node_drain (tasks_from: main or undrain) for ``node`` on the controller; (rc, stdout)."""
     # The controller's own Python (where the Kubernetes client is), as a playbook's implicit localhost has it.
+    # What the host's turn disrupts, as a rolling play's first play would have recorded it (undrain, a run of its own
+    # here, is told what the drain was for).
+    reasons = ["reboot: ConnectX firmware settings pending on 0000:3b:00.0 (ATS_ENABLED=True)"]
     variables = dict(dict(node_drain_kubernetes=True, node_drain_kubernetes_node=node, node_drain_kubeconfig=cluster.kubeconfig,
-                          node_drain_timeout=30, ansible_python_interpreter=sys.executable), **extra)
+                          node_drain_timeout=30, ansible_python_interpreter=sys.executable,
+                          **({"node_drain_disruptions": reasons} if state == "main" else {"node_drain_drained_for": reasons})),
+                     **extra)
     argv = ["ansible", "localhost", "-i", "localhost,", "-c", "local", "-m", "ansible.builtin.include_role",
             "-a", "name=roce.fabric.node_drain tasks_from=%s" % state, "-e", json.dumps(variables)]
     proc = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, check=False)
