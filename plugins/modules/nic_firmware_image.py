@@ -233,12 +233,11 @@ def converge(run, tool, params):
         plan["activation"] = "reboot"
     if params["activate"] == "live_reset" and waiting:
         live_reset(run, tool, waiting, params["keep_netdevs"])
-    run.update(adapters=plans, activated=[p["pci"] for p in plans if p.get("activation") == "live reset"],
-               pending=[p["pci"] for p in waiting if p["activation"] != "live reset"],
-               unknown=[p["pci"] for p in plans if p["action"] == "unknown"])
     waits = [p for p in waiting if p["activation"] != "live reset"]
-    run.update(reboot_required=bool(waits), reboot_reason="; ".join(
-        "ConnectX firmware %s burnt on %s, %s runs" % (p["burnt"], p["pci"], p["running"]) for p in waits))
+    run.update(adapters=plans, activated=[p["pci"] for p in waiting if p["activation"] == "live reset"],
+               pending=[p["pci"] for p in waits], unknown=[p["pci"] for p in plans if p["action"] == "unknown"],
+               reboot_required=bool(waits), reboot_reason="; ".join(
+                   "ConnectX firmware %s burnt on %s, %s runs" % (p["burnt"], p["pci"], p["running"]) for p in waits))
 
 
 def live_reset(run, tool, waiting, keep_netdevs):
