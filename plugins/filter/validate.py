@@ -9,12 +9,13 @@ from __future__ import annotations
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.parsing.convert_bool import boolean
 
+from ansible_collections.roce.fabric.plugins.module_utils.qos.contract import ContractError, value_conflicts
 from ansible_collections.roce.fabric.plugins.module_utils.validate.checks import discovery_check as _discovery_check
 from ansible_collections.roce.fabric.plugins.module_utils.validate.checks import nccl_environment, traffic_ports
 from ansible_collections.roce.fabric.plugins.module_utils.validate.gpu import health_check
 from ansible_collections.roce.fabric.plugins.module_utils.validate.nccl import first_address, mpi_run, mpi_run_checks
 from ansible_collections.roce.fabric.plugins.module_utils.validate.plan import side_outcome
-from ansible_collections.roce.fabric.plugins.module_utils.validate.ssh import TrustError, key_options, trust_peers
+from ansible_collections.roce.fabric.plugins.module_utils.validate.ssh import TrustError, key_options, settings_problems, trust_peers
 
 
 def mpi_key_options(addresses, host, extra=None, command=""):
@@ -29,11 +30,14 @@ def _facts(hostvars, host):
 
 
 def validate_mpi_run(play_hosts, hostvars, wanted=None, mpi_ssh=True, gpus_per_host=None, numa_nodes=None,
-                     benchmark="nccl_tests", user="root"):
+                     benchmark="nccl_tests", user="root", refuse=False):
     hosts = list(play_hosts or []) + [host for host in wanted or [] if host not in (play_hosts or [])]
     facts = dict((host, _facts(hostvars, host)) for host in hosts)
-    return mpi_run(play_hosts, facts, wanted or [], boolean(mpi_ssh, strict=False), gpus_per_host, numa_nodes,
-                   str(benchmark), str(user))
+    run = mpi_run(play_hosts, facts, wanted or [], boolean(mpi_ssh, strict=False), gpus_per_host, numa_nodes,
+                  str(benchmark), str(user))
+    if run["problems"] and boolean(refuse, strict=False):
+        raise AnsibleFilterError("validate_nccl_launcher=mpi: %s; nothing was run" % "; ".join(run["problems"]))
+    return run
 
 
 def validate_side_outcome(part, server=None, client=None, collect=None):
@@ -115,9 +119,24 @@ def validate_traffic_ports(facts, capture="auto"):
         raise AnsibleFilterError(str(exc))
 
 
-def validate_nccl_env(discovered, tos=None, extra=None):
+def validate_mpi_ssh_problems(mpi_ssh, user, command="", extra=None, allow_root=False):
+    """What in the MPI SSH settings would break authorized_keys or trust root too far (module_utils/validate/ssh.py
+    settings_problems)."""
+    return settings_problems(mpi_ssh, user, command, extra if extra is not None else [], boolean(allow_root, strict=False))
+
+
+def validate_nccl_env(discovered, tos=None, extra=None, contract=None):
+    """NCCL's environment for the tests; with the RoCE QoS ``contract``, an NCCL_IB_TC in ``extra`` that contradicts
+    it is refused before anything runs."""
     if extra is not None and not isinstance(extra, dict):
         raise AnsibleFilterError("validate_nccl_env_extra must be a dict of NCCL variables, not %s" % type(extra).__name__)
+    if contract is not None:
+        try:
+            conflicts = value_conflicts(contract, "validate (NCCL)", {"nccl_ib_tc": (extra or {}).get("NCCL_IB_TC")})
+        except ContractError as exc:
+            raise AnsibleFilterError(str(exc))
+        if conflicts:
+            raise AnsibleFilterError("%s (validate_nccl_env_extra); nothing was run" % "; ".join(conflicts))
     return nccl_environment(discovered if isinstance(discovered, dict) else {}, tos, extra)
 
 
@@ -126,6 +145,7 @@ class FilterModule:
     def filters(self):
         return {"validate_traffic_ports": validate_traffic_ports, "validate_nccl_env": validate_nccl_env,
                 "validate_mpi_run": validate_mpi_run, "validate_mpi_checks": validate_mpi_checks,
+                "validate_mpi_ssh_problems": validate_mpi_ssh_problems,
                 "validate_side_outcome": validate_side_outcome,
                 "mpi_key_options": mpi_key_options, "mpi_trust_peers": mpi_trust_peers,
                 "mpi_addresses": mpi_addresses, "mpi_known_hosts": mpi_known_hosts, "switch_checks": switch_checks,

@@ -38,9 +38,11 @@ options:
     type: path
     required: true
   owner:
-    description: "Who takes or releases the lock, usually the run's id; 1 to 128 letters, digits and C(_ . : @ + -)."
+    description:
+      - "Who takes or releases the lock, usually the run's id; 1 to 128 letters, digits and C(_ . : @ + -)."
+      - Required with O(state=absent). Left out with O(state=present), the module names the run from the time and a
+        random number (C(20261125T080102Z-3fa9c1d2)) and returns it in RV(owner) for the release.
     type: str
-    required: true
   state:
     description: V(present) takes the lock, V(absent) releases it if O(owner) holds it.
     type: str
@@ -67,9 +69,19 @@ EXAMPLES = r"""
     path: /var/lib/roce-fabric/validate.lock
     owner: "{{ run_id }}"
     state: absent
+
+- name: A lock named by the module (its owner returned for the release)
+  roce.fabric.run_lock:
+    path: /var/lib/roce-fabric/validate.lock
+  register: lock
 """
 
 RETURN = r"""
+owner:
+  description: The owner this task took or released the lock for (O(owner), or the name the module made).
+  returned: always
+  type: str
+  sample: 20261125T080102Z-3fa9c1d2
 holder:
   description: The lock's record after the task (O(state=present)) or the one released (O(state=absent)).
   returned: always
@@ -97,7 +109,9 @@ commands:
   sample: ["take /var/lib/roce-fabric/validate.lock for 20261125T080102-4711"]
 """
 
+import binascii
 import os
+import time
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -110,13 +124,18 @@ def main():
     module = AnsibleModule(
         argument_spec=dict(
             path=dict(type="path", required=True),
-            owner=dict(type="str", required=True),
+            owner=dict(type="str"),
             state=dict(type="str", default="present", choices=["present", "absent"]),
             stale_after=dict(type="int", default=7200),
         ),
+        required_if=[("state", "absent", ["owner"])],
         supports_check_mode=True,
     )
     params = module.params
+    if params["owner"] is None:
+        # The run's name when the caller gives none: when it started, and a random part two runs do not share.
+        params["owner"] = "%s-%s" % (time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()),
+                                     binascii.hexlify(os.urandom(4)).decode("ascii"))
     path = params["path"]
     if not os.path.isabs(path) or "\x00" in path or os.path.basename(path) in ("", ".", ".."):
         module.fail_json(msg="path must be an absolute file path, not %r; nothing was changed" % path)
@@ -125,6 +144,7 @@ def main():
     if not 60 <= params["stale_after"] <= 604800:
         module.fail_json(msg="stale_after %d is outside 60-604800 seconds; nothing was changed" % params["stale_after"])
     run = ModuleRun(module)
+    run.update(owner=params["owner"])
 
     def body(run):
         try:

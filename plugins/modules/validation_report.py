@@ -151,6 +151,10 @@ options:
     description: Title of the report.
     type: str
     default: RoCE fabric validation
+  fail_on_error:
+    description: V(write) - fail the task, once the report is written, when a test or host check failed.
+    type: bool
+    default: false
   generated:
     description:
       - V(write) - the record of when and how the report was made, stored as the report's C(generated) field and
@@ -220,6 +224,11 @@ commands:
   returned: always
   type: list
   elements: str
+msg:
+  description: V(write) - the verdict, the report's files and, when something failed, what failed.
+  returned: mode is write
+  type: str
+  sample: "Validation failed: 1 failed tests or checks (report /var/tmp/v/report.json, /var/tmp/v/report.html, /var/tmp/v/report.xml): t3"
 failures:
   description: V(write) - what failed, for a message - the failed test ids, then C(host check) for each failed check.
   returned: mode is write
@@ -321,6 +330,16 @@ def write_report(run):
                       json.dumps(report["summary"], sort_keys=True) + "\n")
         for path, text in ((json_path, content), (html_path, page), (xml_path, xml)):
             run.mutate("write %s" % path, lambda path=path, text=text: write_file(p["dest"], path, text))
+    files = ", ".join((json_path, html_path, xml_path))
+    if report["passed"]:
+        run.update(msg="Validation passed (report %s)" % files)
+        return
+    msg = "Validation failed: %d failed tests or checks (report %s): %s" % (
+        report["summary"]["failed"], files, ", ".join(_checks.failed_names(report)))
+    if p["fail_on_error"]:
+        # The report is written first: it says what failed.
+        run.fail(msg)
+    run.update(msg=msg)
 
 
 def main():
@@ -352,6 +371,7 @@ def main():
             dest=dict(type="path"),
             title=dict(type="str", default="RoCE fabric validation"),
             generated=dict(type="dict"),
+            fail_on_error=dict(type="bool", default=False),
         ),
         required_if=[("mode", "write", ("plan", "dest"))],
         supports_check_mode=True,

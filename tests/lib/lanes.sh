@@ -71,7 +71,7 @@ free_lane() {
   # shell's errexit would not stop it at its first failing command.
   if [ "${LANES_STATIC:-0}" = 1 ]; then
     start_builds
-    for tier in lint sanity unit build compat; do
+    for tier in lint sanity unit build ${LANES_COMPAT_HERE:+compat}; do
       t=$SECONDS
       "$REPO/tests/run" "$tier" || return $?
       log "$tier finished in $((SECONDS - t)) s"
@@ -87,12 +87,24 @@ free_lane() {
   "$REPO/tests/run" clients
 }
 
+# The VM lane: its tiers in turn, then (with 'all') the compat tier, whose two ansible-core releases' units, sanity and
+# Galaxy install need no peer: the VM tiers end before the foreground's (measured: tests/bench/results/).
+vm_lane() {
+  run_peer_rows "$@" || return $?
+  if [ "${LANES_STATIC:-0}" = 1 ]; then
+    local t=$SECONDS
+    "$REPO/tests/run" compat || return $?
+    log "compat finished in $((SECONDS - t)) s"
+  fi
+}
+
 # Every tier but the "alone" ones (or the tiers named): the VM lane in the background beside the foreground lane,
-# then the "last" ones. With LANES_STATIC=1 ('all') lint, sanity, unit and build open the foreground lane; with
-# LANES_REST=1 ('all') the clients close it, and the molecule scenarios (as 'tests/run molecule' runs them: the ones
-# on the VMs beside the others) follow both lanes, before the "last" tiers.
+# then the "last" ones. With LANES_STATIC=1 ('all') lint, sanity, unit and build open the foreground lane and compat
+# closes the VM lane (vm_lane); with LANES_REST=1 ('all') the clients close the foreground lane, and the molecule
+# scenarios (as 'tests/run molecule' runs them: the ones on the VMs beside the others) follow both lanes, before the
+# "last" tiers.
 peer_all() {
-  local row name what files lock mode rc=0 lane_rc=0
+  local row name what files lock mode rc=0 lane_rc=0 LANES_COMPAT_HERE=
   local vm=() free=() last=() only=" $* " rest=${LANES_REST:-0}
   for row in "${PEER_TIERS[@]}"; do
     IFS='|' read -r name what files lock mode <<<"$row"
@@ -108,12 +120,15 @@ peer_all() {
     esac
   done
   if [ "${ROCE_PEER_PARALLEL:-1}" != 1 ]; then
+    LANES_COMPAT_HERE=1
     free_lane "$rest" "${free[@]}" || return $?
     run_peer_rows "${vm[@]}" || return $?
   else
     if [ ${#vm[@]} -gt 0 ]; then
-      log "lanes: $(for row in "${vm[@]}"; do printf '%s ' "${row%%|*}"; done)in the background (output at its end)"
-      start_background run_peer_rows "${vm[@]}"
+      log "lanes: $(for row in "${vm[@]}"; do printf '%s ' "${row%%|*}"; done)$([ "${LANES_STATIC:-0}" = 1 ] && echo "compat ")in the background (output at its end)"
+      start_background vm_lane "${vm[@]}"
+    else
+      LANES_COMPAT_HERE=1
     fi
     free_lane "$rest" "${free[@]}" || rc=$?
     wait_builds || rc=$?

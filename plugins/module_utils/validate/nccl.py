@@ -404,6 +404,11 @@ def mpi_run(play_hosts, facts, wanted=None, mpi_ssh=True, gpus_per_host=None, nu
         problems.append("no active RDMA port with an IPv4 address on %s" % ", ".join(missing))
     if not mpi_ssh:
         problems.append("validate_mpi_ssh=true is needed for the SSH trust between the hosts")
+    bare = [host for host in hosts if host in play_hosts and not (facts.get(host) or {}).get("gpus")]
+    if bare and benchmark != "nccl_tests":
+        # Its script is copied to the hosts with GPUs (the validate role's gpu.yml), and a rank needs a GPU.
+        problems.append("validate_nccl_benchmark %s (the PyTorch benchmark where nccl-tests is missing) needs GPUs on "
+                        "every host of the MPI run: discovery found none on %s" % (benchmark, ", ".join(bare)))
     if user != "root" and benchmark != "nccl_tests":
         problems.append("validate_mpi_ssh_user %s runs mpirun, which works with validate_nccl_benchmark nccl_tests only "
                         "(got %s)" % (user, benchmark))

@@ -27,6 +27,35 @@ class TrustError(ValueError):
     """The key cannot be authorised safely; nothing is written."""
 
 
+MPI_SSH_VALUES = ("true", "false", "yes", "no", "absent")
+
+
+def settings_problems(mpi_ssh, user, command="", extra=(), allow_root=False):
+    """What in the role's MPI SSH settings would break authorized_keys or trust root too far, checked before anything
+    runs: ``validate_mpi_ssh`` true, false or absent; a one-line forced command; extra sources as sshd patterns; and,
+    when the trust is set up, root's key (trusted by every host's root) only with a forced command or
+    ``validate_mpi_ssh_allow_root``. Returns the messages (none: the settings are sound)."""
+    problems = []
+    wanted = str(mpi_ssh).strip().lower()
+    if wanted not in MPI_SSH_VALUES:
+        problems.append("validate_mpi_ssh must be true, false or absent, not %r" % (mpi_ssh,))
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in str(command or "")):
+        problems.append("validate_mpi_ssh_forced_command must be one line")
+    if not isinstance(extra, (list, tuple)):
+        problems.append("validate_mpi_ssh_from_extra must be a list of addresses or sshd patterns")
+    else:
+        bad = [str(value) for value in extra if not PATTERN_RE.match(str(value).strip())]
+        if bad:
+            problems.append("validate_mpi_ssh_from_extra takes addresses, host names or patterns (letters, digits and "
+                            ". : * ? ! / - _ only), not %s" % ", ".join(repr(value) for value in bad))
+    if wanted in ("true", "yes") and str(user) == "root" and not command and not allow_root:
+        problems.append("validate_mpi_ssh_user root gives every host's root an SSH key every other host's root accepts, "
+                        "with no forced command: use the dedicated account (the default, roce-mpi), or set "
+                        "validate_mpi_ssh_forced_command (the job container's exec), or validate_mpi_ssh_allow_root=true "
+                        "to accept it knowingly")
+    return problems
+
+
 def key_options(host, addresses, extra=(), command=""):
     """``from="...",restrict[,command="..."]`` for the MPI key of ``host`` whose RoCE addresses (rdma_facts'
     ``ports[].ipv4``) are ``addresses``. Raises TrustError when an address is not an IP address, an extra source is

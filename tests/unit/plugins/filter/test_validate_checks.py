@@ -140,6 +140,13 @@ def test_the_nccl_environment_takes_the_tests_tos_and_the_operator_s_variables_l
         discovered, NCCL_IB_TC="96", NCCL_DEBUG="INFO")
     with pytest.raises(AnsibleFilterError, match="must be a dict"):
         validate_nccl_env(discovered, None, ["NCCL_DEBUG=INFO"])
+    # With the RoCE QoS contract: its own class passes, another is refused before anything runs.
+    contract = {"roce_priority": 3, "roce_dscp": 26}
+    assert validate_nccl_env(discovered, 106, {"NCCL_IB_TC": "106"}, contract)["NCCL_IB_TC"] == "106"
+    assert validate_nccl_env(discovered, 106, {}, contract) == with_tc
+    with pytest.raises(AnsibleFilterError, match=r"^validate \(NCCL\): nccl_ib_tc is 96, the contract \(roce_fabric_qos\) "
+                       r"gives 106 \(validate_nccl_env_extra\); nothing was run$"):
+        validate_nccl_env(discovered, 106, {"NCCL_IB_TC": "96"}, contract)
 
 
 def test_the_mpi_run_takes_the_hosts_with_gpus_and_names_what_stops_it(lab_vm_facts):
@@ -167,6 +174,14 @@ def test_the_mpi_run_takes_the_hosts_with_gpus_and_names_what_stops_it(lab_vm_fa
     assert validate_mpi_run(["node1", "node2"], without_port, [], True)["problems"] == [
         "no active RDMA port with an IPv4 address on node1"]
     assert validate_mpi_run(["node3"], hostvars, [], True)["problems"][0].startswith("no host to run on")
+    # The role's call: refused, naming the problems.
+    with pytest.raises(AnsibleFilterError, match=r"^validate_nccl_launcher=mpi: no host to run on: .*; nothing was run$"):
+        validate_mpi_run(["node3"], hostvars, [], True, refuse=True)
+    assert validate_mpi_run(["node1", "node2"], hostvars, [], True, refuse=True)["problems"] == []
+    # The PyTorch benchmark's ranks need GPUs (and its script, copied to the hosts with GPUs).
+    assert validate_mpi_run(["node1", "node3"], hostvars, ["node3", "node1"], True, 1, [0], "auto")["problems"] == [
+        "validate_nccl_benchmark auto (the PyTorch benchmark where nccl-tests is missing) needs GPUs on every host of "
+        "the MPI run: discovery found none on node3"]
 
 
 def test_an_mpi_run_that_returned_no_records_is_one_failed_check():

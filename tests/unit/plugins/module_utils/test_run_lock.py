@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 
@@ -90,11 +91,23 @@ def test_a_lock_planted_as_a_link_or_in_a_shared_folder_is_refused(tmp_path):
     (dict(path="relative.lock", owner="run-a"), "path must be an absolute file path"),
     (dict(owner="run a;rm"), "owner must be 1 to 128 letters"),
     (dict(owner="run-a", stale_after=5), "stale_after 5 is outside 60-604800 seconds"),
+    (dict(state="absent"), "state is absent but all of the following are missing: owner"),
 ])
 def test_module_bad_input_changes_nothing(lock, args, message):
     result = run_module(module.main, dict(dict(path=lock), **args))
     assert result["failed"] is True and message in result["msg"], result
     assert not os.path.exists(os.path.dirname(lock))
+
+
+def test_the_module_names_a_run_that_gives_no_owner_and_that_name_releases_it(lock):
+    first = run_module(module.main, dict(path=lock))
+    owner = first["owner"]
+    assert first["changed"] is True and first["holder"]["owner"] == owner
+    assert re.match(r"^\d{8}T\d{6}Z-[0-9a-f]{8}$", owner) and run_lock.OWNER_RE.match(owner)
+    other = run_module(module.main, dict(path=lock))
+    assert other["failed"] is True and other["owner"] != owner and other["holder"]["owner"] == owner
+    released = run_module(module.main, dict(path=lock, owner=owner, state="absent"))
+    assert released["changed"] is True and released["owner"] == owner and not os.path.exists(lock)
 
 
 def test_module_takes_refuses_and_releases(lock):

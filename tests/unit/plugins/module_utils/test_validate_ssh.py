@@ -83,3 +83,26 @@ def test_authorized_keys_lines_are_read_as_sshd_reads_them():
         "garbage line\nrestrict ssh-ed25519 %s roce-fabric-mpi@n1\n" % blob)
     with pytest.raises(TrustError, match="not one OpenSSH public key line"):
         authorized_keys_text("", [("restrict", "ssh-ed25519 %s\nssh-ed25519 %s" % (blob, blob))])
+
+
+def test_settings_that_would_break_authorized_keys_or_trust_root_are_named_before_anything_runs():
+    from ansible_collections.roce.fabric.plugins.module_utils.validate.ssh import settings_problems
+    # The role's defaults, and the sound variants.
+    assert settings_problems(False, "roce-mpi") == []
+    assert settings_problems(True, "roce-mpi", "", ["10.0.0.0/8", "!10.0.0.9", "mgmt-*.example"]) == []
+    assert settings_problems("yes", "root", "/usr/bin/podman exec job") == []
+    assert settings_problems(True, "root", "", [], True) == []
+    # Taking the trust back as root needs no forced command.
+    assert settings_problems("absent", "root") == []
+    assert settings_problems("maybe", "roce-mpi") == ["validate_mpi_ssh must be true, false or absent, not 'maybe'"]
+    assert settings_problems(True, "roce-mpi", "/bin/true\nssh-ed25519 AAAA") == [
+        "validate_mpi_ssh_forced_command must be one line"]
+    # A quote would end from="..." and add options of its own.
+    problems = settings_problems(True, "roce-mpi", "", ['10.0.0.1",command="/bin/sh', "10.0.0.2"])
+    assert problems == ["validate_mpi_ssh_from_extra takes addresses, host names or patterns (letters, digits and "
+                        ". : * ? ! / - _ only), not '10.0.0.1\",command=\"/bin/sh'"]
+    assert settings_problems(True, "roce-mpi", "", "10.0.0.1") == [
+        "validate_mpi_ssh_from_extra must be a list of addresses or sshd patterns"]
+    root = settings_problems("true", "root")
+    assert len(root) == 1 and root[0].startswith("validate_mpi_ssh_user root gives every host's root an SSH key")
+    assert len(settings_problems("sure", "root", "a\x7fb", ["a b"])) == 3

@@ -174,3 +174,24 @@ def test_the_written_report_names_the_part_from_the_matrix_and_the_window_counte
     assert 'name="cable c/mlx5_0"' in open(os.path.join(dest, "report.xml")).read()
     assert run_module(validation_report.main, dict(mode="write", plan=plan, dest=dest, results=results,
                                                    host_checks=checks))["changed"] is False
+
+
+def test_fail_on_error_fails_once_the_report_is_written_naming_what_failed(tmp_path):
+    plan = run_module(validation_report.main, dict(mode="plan", hosts=HOSTS, tests=["rping"]))["plan"]
+    dest = str(tmp_path / "report")
+    files = ", ".join(os.path.join(dest, name) for name in ("report.json", "report.html", "report.xml"))
+    checks = {"a": [dict(name="gpu_health", status="failed", msg="GPU 0: 2 retired pages pending", command="nvidia-smi")]}
+    results = [dict(test_id=plan["tests"][0]["id"], role="client", passed=False, cause="timeout", msg="no answer",
+                    command="rping -c")]
+    args = dict(mode="write", plan=plan, dest=dest, host_checks=checks, results=results, fail_on_error=True)
+    failed = run_module(validation_report.main, args)
+    assert failed["failed"] is True and failed["passed"] is False
+    assert failed["msg"] == "Validation failed: 2 failed tests or checks (report %s): %s, a gpu_health" % (
+        files, plan["tests"][0]["id"])
+    with open(os.path.join(dest, "report.json")) as handle:
+        assert json.load(handle)["passed"] is False
+    # Without it the same outcome is reported, not failed; a passing run says where its report is.
+    told = run_module(validation_report.main, dict(args, fail_on_error=False))
+    assert not told.get("failed") and told["changed"] is False and told["msg"] == failed["msg"]
+    passing = dict(args, host_checks={}, results=[dict(results[0], passed=True)])
+    assert run_module(validation_report.main, passing)["msg"] == "Validation passed (report %s)" % files
