@@ -22,6 +22,7 @@ lab through ``lab/door.py``, never through a peer's files.
 | ``qemu_vm`` | rdma | ``rdma/peer_qemu.py``: a Debian VM with Soft-RoCE |
 | ``kube_apiserver`` | k8s | ``k8s/peer_kube.py``: kube-apiserver with etcd, TLS, tokens and RBAC |
 | ``prometheus`` | telemetry | ``telemetry/peer_prometheus.py``: a Prometheus server scraping the VMs' RDMA exporters |
+| ``slurm_cluster`` | slurm | ``slurm/peer_slurm.py``: Debian's slurmctld and munged, a slurmd in each GPU node's namespaces |
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ import yaml
 
 # One folder per device family: its simulator and its peer; shared helpers in common/.
 HERE = os.path.dirname(os.path.abspath(__file__))
-for _family in ("common", "firmware", "onyx", "nvue", "esxi", "rdma", "k8s", "telemetry"):
+for _family in ("common", "firmware", "onyx", "nvue", "esxi", "rdma", "k8s", "telemetry", "slurm"):
     sys.path.insert(0, os.path.join(HERE, _family))
 
 # pylint: disable=wrong-import-position
@@ -50,6 +51,7 @@ from peer_nvue import NvueSwitch  # noqa: E402
 from peer_onyx import OnyxSwitch  # noqa: E402
 from peer_prometheus import Prometheus  # noqa: E402
 from peer_qemu import QemuVm  # noqa: E402
+from peer_slurm import SlurmCluster  # noqa: E402
 from peer_vcsim import Vcsim  # noqa: E402
 
 REPO = os.path.dirname(HERE)
@@ -245,7 +247,7 @@ def tcp_connections(table):
 
 # Every peer kind, each from its family's folder and each a subclass of peer.Peer.
 PEERS = dict((cls.kind, cls) for cls in (NetnsHost, OnyxSwitch, NvueSwitch, Vcsim, EsxiShell, QemuVm, KubeApiserver,
-                                         Prometheus))
+                                         Prometheus, SlurmCluster))
 
 
 def main(argv=None):

@@ -90,7 +90,14 @@ def reboot(host_dir):
     with open(counter, "w") as handle:
         handle.write("%d\n" % (count + 1))
     time.sleep(config.get("boot_delay", 1.0))
-    return subprocess.call(["/usr/sbin/sshd", "-f", os.path.join(host_dir, "sshd_config"), "-E", os.path.join(host_dir, "sshd.log")])
+    rc = subprocess.call(["/usr/sbin/sshd", "-f", os.path.join(host_dir, "sshd_config"), "-E", os.path.join(host_dir, "sshd.log")])
+    # The host's services, as its init starts them at boot: each boot.d entry is the argv of a daemon (the Slurm
+    # peer's slurmd), put there by the peer that runs it on this host.
+    boot = os.path.join(host_dir, "boot.d")
+    for entry in sorted(os.listdir(boot)) if os.path.isdir(boot) else []:
+        with open(os.path.join(boot, entry)) as handle:
+            subprocess.call(json.load(handle))
+    return rc
 
 
 def main(argv):

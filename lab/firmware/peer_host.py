@@ -274,6 +274,8 @@ class NetnsHost(Peer):
         self.build_home()
         shutil.rmtree(os.path.join(self.dir, "work"), ignore_errors=True)
         os.makedirs(os.path.join(self.dir, "work"))
+        # The services a peer runs on this host start again at its reboots (labhost.py); a fresh host has none.
+        shutil.rmtree(os.path.join(self.dir, "boot.d"), ignore_errors=True)
         with open("/proc/sys/kernel/random/uuid") as handle:
             boot_id = handle.read()
         with open(os.path.join(self.dir, "boot_id"), "w") as handle:

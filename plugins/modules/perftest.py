@@ -251,6 +251,11 @@ commands:
   returned: always
   type: list
   elements: str
+retried:
+  description: O(mode=client) - the first try (C(rc), C(output)) of a client whose RDMA-CM connection setup failed
+    (perftest's C(RDMA CM event error)), which is tried once more; the result is the second try's.
+  returned: when the client was tried again
+  type: dict
 stopped:
   description: Processes stopped (O(mode=cleanup), or a hung server in O(mode=collect)), each C(pid) and C(cmdline).
   returned: always

@@ -14,6 +14,7 @@
 # A tier is named after its device family (module_utils package, lab folder, docs page).
 PEER_TIERS=(
   "firmware|mlxconfig and nic_firmware_image against the firmware simulators (mlxconfig, flint), locally and on lab hosts|test_mlxconfig_peer.py test_nic_firmware_image_peer.py|"
+  "slurm|slurm_node and the node_drain role against the lab's Slurm cluster (Debian's slurmctld, a slurmd on gpu1 and gpu2), in the rolling play of nic_firmware.yml|test_slurm_peer.py|"
   "qos|nic_qos module against the NIC QoS simulator (mlnx_qos, dcb, mlx5 ECN files) on the lab hosts|test_nic_qos_peer.py|"
   "onyx|onyx_roce module against the Onyx simulator over SSH|test_onyx_roce_peer.py|"
   "nvue|nvue_roce against the NVUE simulator (Cumulus Linux) over HTTPS and SSH, and roce_switch on Onyx and Cumulus in one play|test_nvue_roce_peer.py|"

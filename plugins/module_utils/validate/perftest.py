@@ -63,6 +63,9 @@ ERROR_PATTERNS = (
      "completion_error"),
     (re.compile(r"Couldn't|Unable to|Failed to|[Ee]rror|failed"), "tool_error"),
 )
+# perftest's RDMA-CM error handler prints "RDMA CM event error:" alone, then the line that names the event
+# ("Event: RDMA_CM_EVENT_UNREACHABLE; error: -110."): that line says the cause.
+CM_ERROR_HEADER = re.compile(r"^\s*RDMA CM event error:\s*$")
 # Warnings perftest prints that do not invalidate a result.
 BENIGN_PATTERNS = (
     re.compile(r"Conflicting CPU frequency values detected"),
@@ -88,7 +91,7 @@ def classify_error(text):
     """Return the cause (``port_in_use``, ``unreachable``, ``no_device``, ``completion_error``,
     ``tool_error``) of the first failing line in tool output, or None, plus that line."""
     for line in (text or "").splitlines():
-        if not line.strip() or any(p.search(line) for p in BENIGN_PATTERNS):
+        if not line.strip() or any(p.search(line) for p in BENIGN_PATTERNS) or CM_ERROR_HEADER.match(line):
             continue
         for pattern, cause in ERROR_PATTERNS:
             if pattern.search(line):

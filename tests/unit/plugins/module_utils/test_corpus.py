@@ -184,6 +184,8 @@ def test_perftest_parser_on_every_sample(name):
     if "error" in expect:
         with pytest.raises(perftest.PerftestParseError):
             perftest.parse_perftest(text)
+        if "cause" in expect:
+            assert perftest.classify_error(text) == (expect["cause"], expect["line"])
         return
     parsed = perftest.parse_perftest(text)
     row = parsed["rows"][0]

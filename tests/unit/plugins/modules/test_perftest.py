@@ -47,6 +47,14 @@ if mode == "hang":
     time.sleep(1000)
 if mode == "unreachable":
     print(" Couldn't connect to 127.0.0.1:18515"); sys.exit(1)
+if mode in ("cm_once", "cm_always"):
+    # perftest's RDMA-CM error handler, as the corpus has it (write_bw_rdma_cm_rejected_client.txt): the first try
+    # fails, or every try.
+    tries = os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), "tries")
+    count = int(open(tries).read()) if os.path.exists(tries) else 0
+    open(tries, "w").write(str(count + 1))
+    if mode == "cm_always" or count == 0:
+        sys.stderr.write("".join(line for line in open({rejected!r}) if not line.startswith("%%"))); sys.exit(1)
 if mode == "truncated":
     print(fixture.split("#bytes")[0] + " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]"); sys.exit(1)
 print(fixture, end="")
@@ -56,7 +64,8 @@ print(fixture, end="")
 @pytest.fixture
 def tool(tmp_path):
     path = tmp_path / "ib_write_bw"
-    path.write_text(STAND_IN.format(python=sys.executable, fixture=os.path.join(FIXTURES, "write_bw_mlx5_gbits_100g.txt")))
+    path.write_text(STAND_IN.format(python=sys.executable, fixture=os.path.join(FIXTURES, "write_bw_mlx5_gbits_100g.txt"),
+                                    rejected=os.path.join(FIXTURES, "write_bw_rdma_cm_rejected_client.txt")))
     path.chmod(0o755)
     return str(path)
 
@@ -348,3 +357,18 @@ def test_cm_listeners_parser(name):
     assert process.parse_cm_listeners(corpus.read("rdma_cm", name)) == wanted
     assert process.parse_cm_listeners("Failed to open NETLINK_RDMA socket") is None
     assert process.parse_cm_listeners('{"error": 1}') is None
+
+
+@pytest.mark.parametrize("mode, passed", [("cm_once", True), ("cm_always", False)])
+def test_a_connection_setup_that_failed_is_tried_once_more(tool, tmp_path, monkeypatch, mode, passed):
+    """perftest's "RDMA CM event error" (a CM exchange that timed out on a loaded host, or a fabric that refuses it):
+    one more try, the first one kept in the record; a second failure is the verdict."""
+    monkeypatch.setenv("FAKE_MODE", mode)
+    monkeypatch.setattr("ansible_collections.roce.fabric.plugins.module_utils.validate.perftest_session.CM_RETRY_AFTER", 0)
+    result = run_module(perftest.main, args(tool, tmp_path, mode="client", server="127.0.0.1"))
+    assert result["passed"] is passed, result
+    assert result["retried"]["rc"] == 1 and "Event: RDMA_CM_EVENT_REJECTED; error: -111." in result["retried"]["output"]
+    with open(os.path.join(os.path.dirname(tool), "tries")) as handle:
+        assert handle.read() == "2"
+    if not passed:
+        assert result["cause"] == "unreachable" and "RDMA_CM_EVENT_REJECTED" in result["msg"], result
