@@ -12,10 +12,10 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.flash import image_files
 
 
-def nic_firmware_images(versions, image_dir):
+def nic_firmware_images(versions, image_dir, download_dir=None):
     if not isinstance(versions, dict):
         raise AnsibleFilterError("nic_firmware_images: nic_firmware_versions must be a dictionary of PSIDs")
-    return image_files(versions, str(image_dir))
+    return image_files(versions, str(image_dir), str(download_dir) if download_dir else None)
 
 
 class FilterModule:

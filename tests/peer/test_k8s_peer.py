@@ -800,3 +800,33 @@ def test_a_node_is_drained_through_the_eviction_api_a_budget_holds_and_it_is_unc
     rc, out = drain(cluster, "undrain", node)
     assert rc == 0, out[-3000:]
     assert not cluster.get("v1", "Node", node)["spec"].get("unschedulable")
+
+
+def test_the_rolling_play_resets_and_reboots_no_node_whose_pod_will_not_leave(fresh, gpu1, tmp_path):
+    """Issue 40: playbooks/nic_firmware.yml on lab host gpu1 with the Kubernetes drain on, gpu1 a node of the lab's API
+    server with a pod that a PodDisruptionBudget holds: the images are burnt in the first play (nothing disruptive
+    there), then the drain fails naming the pod, and gpu1 is neither reset live nor rebooted."""
+    from test_nic_firmware_image_peer import PSID_CX6DX, PSID_CX7, burns, controller_image, firmware_playbook  # pylint: disable=import-outside-toplevel
+    cluster, namespace = fresh, "held-lab"
+    make_node(cluster, "gpu1", {})
+    cluster.resource("v1", "Namespace").create(body={"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
+    cluster.resource("v1", "Pod").create(namespace=namespace, body={
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "trainer-0", "labels": {"app": "trainer"}},
+        "spec": {"nodeName": "gpu1", "containers": [{"name": "c", "image": "busybox"}]}})
+    budgets = cluster.resource("policy/v1beta1", "PodDisruptionBudget")
+    budgets.create(namespace=namespace, body={"apiVersion": "policy/v1beta1", "kind": "PodDisruptionBudget",
+                                              "metadata": {"name": "trainer"},
+                                              "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "trainer"}}}})
+    budgets.status.patch(name="trainer", namespace=namespace, content_type="application/merge-patch+json", body={"status": {
+        "currentHealthy": 1, "desiredHealthy": 1, "disruptionsAllowed": 0, "expectedPods": 1, "observedGeneration": 1}})
+    cx6dx, cx6dx_digest = controller_image(tmp_path, "fw-cx6dx-22.45.3608.bin", PSID_CX6DX, "22.45.3608")
+    cx7, cx7_digest = controller_image(tmp_path, "fw-cx7-28.43.1014.bin", PSID_CX7, "28.43.1014")
+    versions = {PSID_CX6DX: dict(version="22.45.3608", src=cx6dx, sha256=cx6dx_digest),
+                PSID_CX7: dict(version="28.43.1014", src=cx7, sha256=cx7_digest)}
+    held = firmware_playbook(versions, roce_drain_kubernetes=True, roce_drain_kubeconfig=cluster.kubeconfig,
+                             roce_drain_timeout=10, node_drain_force=True)
+    assert held.returncode != 0 and "held-lab/trainer-0 did not leave" in held.stdout, held.stdout[-3000:]
+    assert len(burns(gpu1)) == 2 and gpu1.reboots() == 0
+    assert not [c for c in gpu1.mutating_calls() if "reset" in c["argv"]]
+    assert cluster.get("v1", "Node", "gpu1")["spec"].get("unschedulable") is True
+    assert cluster.get("v1", "Pod", "trainer-0", namespace) is not None

@@ -194,3 +194,34 @@ def test_the_host_is_drained_before_its_reset_and_reboot_and_returned_after_its_
     os.unlink(log)
     assert firmware_playbook(versions, roce_drain_command=hook(log, "drain")).returncode == 0
     assert not os.path.exists(log) and gpu1.reboots() == 1
+
+
+def test_an_image_pinned_by_url_is_downloaded_on_the_controller_checked_and_burnt(gpu1, tmp_path):
+    """nic_firmware_versions with a url (the site's mirror; here a web server on the controller's loopback): with the
+    wrong SHA-256 the download is refused and kept nowhere, nothing is copied or burnt; with the right one the image
+    is downloaded once into nic_firmware_download_dir, copied, burnt and reset live (the ConnectX-6 Dx)."""
+    import functools  # pylint: disable=import-outside-toplevel
+    import http.server  # pylint: disable=import-outside-toplevel
+    import threading  # pylint: disable=import-outside-toplevel
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    _path, digest = controller_image(mirror, "fw-cx6dx-22.45.3608.bin", PSID_CX6DX, "22.45.3608")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(mirror))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = "http://127.0.0.1:%d/fw-cx6dx-22.45.3608.bin" % server.server_address[1]
+    downloads = tmp_path / "downloads"
+    try:
+        wrong = firmware_playbook({PSID_CX6DX: dict(version="22.45.3608", url=url, sha256="0" * 64)},
+                                  nic_firmware_download_dir=str(downloads))
+        assert wrong.returncode != 0 and "checksum" in wrong.stdout.lower(), wrong.stdout[-3000:]
+        assert not (downloads / "fw-cx6dx-22.45.3608.bin").exists() and burns(gpu1) == []
+        right = firmware_playbook({PSID_CX6DX: dict(version="22.45.3608", url=url, sha256=digest)},
+                                  nic_firmware_download_dir=str(downloads))
+        assert right.returncode == 0, right.stdout[-3000:]
+        assert (downloads / "fw-cx6dx-22.45.3608.bin").exists() and len(burns(gpu1)) == 1
+        # Activated by a live reset (the lab inventory's firmware settings may still reboot the host for themselves).
+        assert len([c for c in gpu1.mutating_calls() if "reset" in c["argv"]]) == 1
+        assert images(gpu1)[CX6DX]["running"] == "22.45.3608"
+    finally:
+        server.shutdown()

@@ -20,6 +20,8 @@ import os
 import re
 import stat
 
+from ansible.module_utils.six.moves.urllib.parse import urlsplit
+
 from ansible_collections.roce.fabric.plugins.module_utils.common.pci import adapter_address, netdev_pci_address
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.image import (
@@ -226,35 +228,51 @@ def read_image(tool, entry, key):
 
 
 IMAGE_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,200}$")
+URL_RE = re.compile(r"^https?://[^\s/?#]+/\S*$")
 
 
-def image_files(versions, image_dir):
+def image_files(versions, image_dir, download_dir=None):
     """The site's pinned versions (``nic_firmware_versions``: PSID -> {version, and an image as ``src``, a file on the
-    controller the role copies to ``image_dir``, or ``image``, a file already on the host; with its ``sha256``}) as
-    the module takes them: ``{"versions": {PSID: {version, image, sha256}}, "copies": [{psid, src, dest}],
-    "problems": [...]}``."""
-    out, copies, problems = {}, [], []
+    controller the role copies to ``image_dir``, ``url``, which the controller downloads to ``download_dir`` (checked
+    against its SHA-256 before it is kept) and then copies, or ``image``, a file already on the host; with its
+    ``sha256``}) as the module takes them: ``{"versions": {PSID: {version, image, sha256}}, "copies": [{psid, src,
+    dest}], "downloads": [{psid, url, dest, sha256}], "problems": [...]}``."""
+    out, copies, downloads, problems = {}, [], [], []
     for psid, entry in sorted((versions or {}).items()):
         if not isinstance(entry, dict):
-            problems.append("%s: expected a dictionary with version (and src or image, and sha256)" % psid)
+            problems.append("%s: expected a dictionary with version (and src, url or image, and sha256)" % psid)
             continue
-        unknown = sorted(set(entry) - set(["version", "src", "image", "sha256"]))
+        unknown = sorted(set(entry) - set(["version", "src", "url", "image", "sha256"]))
         if unknown:
-            problems.append("%s: unknown keys %s (version, src, image, sha256)" % (psid, ", ".join(unknown)))
-        if entry.get("src") and entry.get("image"):
-            problems.append("%s: give src (a file on the controller) or image (a file on the host), not both" % psid)
+            problems.append("%s: unknown keys %s (version, src, url, image, sha256)" % (psid, ", ".join(unknown)))
+        given = [key for key in ("src", "url", "image") if entry.get(key)]
+        if len(given) > 1:
+            problems.append("%s: give one of src (a file on the controller), url (downloaded by the controller) or "
+                            "image (a file on the host), not %s" % (psid, " and ".join(given)))
             continue
         wanted = dict((key, entry[key]) for key in ("version", "image", "sha256") if entry.get(key) is not None)
-        if entry.get("src"):
-            name = os.path.basename(str(entry["src"]))
+        source = entry.get("src") or entry.get("url")
+        if source:
+            name = os.path.basename(urlsplit(str(source)).path if entry.get("url") else str(source))
+            if entry.get("url") and not URL_RE.match(str(source)):
+                problems.append("%s: url %r is not an http or https address" % (psid, source))
+                continue
             if not IMAGE_NAME_RE.match(name):
                 problems.append("%s: %r is not an image file name" % (psid, name))
                 continue
-            if not entry.get("sha256"):
-                problems.append("%s: src needs its sha256 (checked on the host before anything is burnt)" % psid)
+            if not SHA256_RE.match(str(entry.get("sha256") or "")):
+                problems.append("%s: %s needs its sha256 (64 hex digits; checked before anything is burnt)"
+                                % (psid, "url" if entry.get("url") else "src"))
+            src = str(source)
+            if entry.get("url"):
+                if not download_dir:
+                    problems.append("%s: url needs a download directory on the controller" % psid)
+                    continue
+                src = os.path.join(download_dir, name)
+                downloads.append(dict(psid=psid, url=str(source), dest=src, sha256=str(entry.get("sha256") or "").lower()))
             dest = os.path.join(image_dir, name)
-            copies.append(dict(psid=psid, src=str(entry["src"]), dest=dest))
+            copies.append(dict(psid=psid, src=src, dest=dest, downloaded=bool(entry.get("url"))))
             wanted["image"] = dest
         out[psid] = wanted
     problems += check_versions(out)
-    return dict(versions=out, copies=copies, problems=problems)
+    return dict(versions=out, copies=copies, downloads=downloads, problems=problems)

@@ -18,7 +18,8 @@ def test_an_image_on_the_controller_is_copied_and_one_on_the_host_is_used_where_
     }, "/var/lib/roce-fabric/firmware")
     assert plan["problems"] == []
     assert plan["copies"] == [dict(psid="MT_0000000436", src="/srv/fw/fw-ConnectX6Dx-rel-22_45_3608.bin",
-                                   dest="/var/lib/roce-fabric/firmware/fw-ConnectX6Dx-rel-22_45_3608.bin")]
+                                   dest="/var/lib/roce-fabric/firmware/fw-ConnectX6Dx-rel-22_45_3608.bin", downloaded=False)]
+    assert plan["downloads"] == []
     assert plan["versions"] == {
         "MT_0000000436": dict(version="22.45.3608", image="/var/lib/roce-fabric/firmware/fw-ConnectX6Dx-rel-22_45_3608.bin",
                               sha256=SHA),
@@ -31,16 +32,38 @@ def test_entries_that_cannot_be_used_are_named():
         "MT_1": dict(version="1.2.3", src="/a/x.bin", image="/b/x.bin", sha256=SHA),
         "MT_2": dict(version="1.2.3", src="/a/x.bin"),
         "MT_3": dict(version="1.2.3", src="/a/.hidden;rm", sha256=SHA),
-        "MT_4": dict(version="1.2", url="https://example.invalid/x.bin"),
+        "MT_4": dict(version="1.2", uri="https://example.invalid/x.bin"),
         "MT_5": "22.45.3608",
-    }, "/var/lib/roce-fabric/firmware")
+        "MT_6": dict(version="1.2.3", url="file:///etc/shadow", sha256=SHA),
+        "MT_7": dict(version="1.2.3", url="https://mirror.example/fw/x.bin", src="/a/x.bin", sha256=SHA),
+        "MT_8": dict(version="1.2.3", url="https://mirror.example/fw/x.bin", sha256="abc"),
+    }, "/var/lib/roce-fabric/firmware", "/home/ops/.cache/roce-fabric/firmware")
     text = "; ".join(plan["problems"])
-    assert "MT_1: give src (a file on the controller) or image (a file on the host), not both" in text
+    assert "MT_1: give one of src (a file on the controller), url (downloaded by the controller) or image (a file on " \
+           "the host), not src and image" in text
     assert "MT_2: src needs its sha256" in text
     assert "MT_3: '.hidden;rm' is not an image file name" in text
-    assert "MT_4: unknown keys url" in text and "versions.MT_4.version" in text
+    assert "MT_4: unknown keys uri" in text and "versions.MT_4.version" in text
     assert "MT_5: expected a dictionary" in text
-    assert [c["psid"] for c in plan["copies"]] == ["MT_2"]
+    assert "MT_6: url 'file:///etc/shadow' is not an http or https address" in text
+    assert "MT_7: give one of" in text and "not src and url" in text
+    assert "MT_8: url needs its sha256" in text
+    assert [c["psid"] for c in plan["copies"]] == ["MT_2", "MT_8"]
+
+
+def test_an_image_from_a_url_is_downloaded_on_the_controller_then_copied():
+    plan = image_files({"MT_0000000436": dict(version="22.45.3608", sha256=SHA.upper(),
+                                              url="https://mirror.example/nvidia/fw-ConnectX6Dx-rel-22_45_3608.bin?token=x")},
+                       "/var/lib/roce-fabric/firmware", "/home/ops/.cache/roce-fabric/firmware")
+    assert plan["problems"] == []
+    assert plan["downloads"] == [dict(psid="MT_0000000436", sha256=SHA,
+                                      url="https://mirror.example/nvidia/fw-ConnectX6Dx-rel-22_45_3608.bin?token=x",
+                                      dest="/home/ops/.cache/roce-fabric/firmware/fw-ConnectX6Dx-rel-22_45_3608.bin")]
+    assert plan["copies"] == [dict(psid="MT_0000000436", src="/home/ops/.cache/roce-fabric/firmware/fw-ConnectX6Dx-rel-22_45_3608.bin",
+                                   dest="/var/lib/roce-fabric/firmware/fw-ConnectX6Dx-rel-22_45_3608.bin", downloaded=True)]
+    assert plan["versions"]["MT_0000000436"]["image"] == "/var/lib/roce-fabric/firmware/fw-ConnectX6Dx-rel-22_45_3608.bin"
+    assert image_files({"MT_1": dict(version="1.2.3", url="https://m.example/x.bin", sha256=SHA)},
+                       "/var/lib/roce-fabric/firmware")["problems"] == ["MT_1: url needs a download directory on the controller"]
 
 
 def test_the_module_s_own_checks_of_versions():
