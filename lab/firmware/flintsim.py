@@ -10,6 +10,7 @@ It shares the firmware simulator's state directory (``fwsim.py``): each adapter 
     python3 flintsim.py [--as flint|mstflint] -i IMAGE q|query [full]
     python3 flintsim.py [--as flint|mstflint] -d DEV -i IMAGE [-y] [--allow_psid_change] b|burn
     python3 flintsim.py --as mlxfwreset|mstfwreset -d DEV q|query
+    python3 flintsim.py --as mlxfwmanager|mstfwmanager [-d DEV] [--query]
     python3 flintsim.py --as mlxfwreset|mstfwreset -d DEV [--level 3] [-y] r|reset
     python3 flintsim.py make-image FILE --psid PSID --fw VERSION     (lab: an image file this simulator reads)
     python3 flintsim.py admin [--state-dir DIR] image --pci P --psid PSID --fw VERSION [--running VERSION]
@@ -27,6 +28,11 @@ corpus (tests/unit/plugins/module_utils/fixtures/fwimage/, each with its source)
 - ``mlxfwreset query``: the BlueField-3 levels of ``mlxfwreset_query_bf3.txt``, level 3 "Not Supported" on an
   adapter whose image says ``live_reset: false``; ``reset``: the steps of ``mlxfwreset_reset_cx4.txt`` (the burnt
   image then runs), headed "Requested" with ``--level``, as mstflint's small_utils/mstfwreset.py words it;
+- ``mlxfwmanager --query`` (MFT's firmware manager; mstflint's ``mstfwmanager``): the report of
+  ``mlxfwmanager_cx6dx_running_older.txt`` and ``mlxup_query_cx5_no_image.txt`` (its layout: the heading, a block per
+  adapter with the adapter's device type, part number and description as the mlxconfig simulator keeps them, the
+  image's PSID, the ``FW`` row and, while the burnt image does not run, the ``FW (Running)`` row; no image to offer,
+  so ``Available`` is N/A and the status is the second sample's "No matching image found");
 - errors: flint's ``Cannot open Device: %s. %s`` / ``Cannot open Image: %s. %s`` (mstflint's flint/err_msgs.h),
   ``-E-`` on standard output, exit 1.
 
@@ -51,6 +57,7 @@ IMAGE_MAGIC = "roce-fabric-lab-firmware-image"
 VERSION_TOOL = {"flint": "flint, mft 4.22.1-526, built on May 20 2025, 09:45:03. Git SHA Hash: N/A",
                 "mstflint": "mstflint, mstflint 4.33.0, Git SHA Hash: d431e08"}
 RESET_TOOLS = ("mlxfwreset", "mstfwreset")
+MANAGER_TOOLS = ("mlxfwmanager", "mstfwmanager")
 
 
 class FlintError(Exception):
@@ -266,6 +273,64 @@ class FwReset(Flint):
             return EXIT_FAILED
 
 
+class FwManager(Flint):
+    """mlxfwmanager / mstfwmanager: the firmware report of every adapter, or of ``-d DEV``. Updating through it
+    (``-u``) is not emulated: the collection burns with flint."""
+
+    def parse(self, argv):
+        opts = dict(dev=None, cmd="query")
+        i = 0
+        while i < len(argv):
+            arg = argv[i]
+            if arg in ("-d", "--dev"):
+                if i + 1 >= len(argv):
+                    raise FlintError("Missing argument for %s" % arg)
+                opts["dev"] = argv[i + 1]
+                i += 2
+                continue
+            if arg != "--query":
+                raise FlintError("%s is not emulated by the lab's firmware manager (query only)" % arg)
+            i += 1
+        return opts
+
+    @staticmethod
+    def pci_name(pci):
+        """As the corpus's reports name an adapter: without a domain of 0000 (``03:00.0``), else in full."""
+        return pci[5:] if pci.startswith("0000:") else pci
+
+    def block(self, index, record):
+        image = record["image"]
+        rows = [("FW", image["fw"])]
+        if image.get("running") and image["running"] != image["fw"]:
+            rows.append(("FW (Running)", image["running"]))
+        lines = ["", "Device #%d:" % index, "----------", ""]
+        for label, value in (("Device Type", record.get("device_type")), ("Part Number", record.get("name")),
+                             ("Description", record.get("description")), ("PSID", image["psid"]),
+                             ("PCI Device Name", self.pci_name(record["pci"])), ("Base GUID", image.get("base_guid")),
+                             ("Base MAC", image.get("base_mac"))):
+            lines.append("  %-18s%s" % (label + ":", value or "N/A"))
+        lines.append("  %-18s%-15s%s" % ("Versions:", "Current", "Available"))
+        lines += ["     %-15s%-15s%s" % (name, version, "N/A") for name, version in rows]
+        lines += ["", "  %-18s%s" % ("Status:", "No matching image found")]
+        return lines
+
+    def run(self, argv):
+        try:
+            opts = self.parse(argv)
+            if opts["dev"]:
+                records = [self.device(opts["dev"])]
+            else:
+                records = [r for r in sorted(self.state.devices(), key=lambda r: r["pci"]) if r.get("image")]
+            lines = ["Querying Mellanox devices firmware ..."]
+            for index, record in enumerate(records, 1):
+                lines += self.block(index, record)
+            self.out("\n".join(lines))
+            return EXIT_OK
+        except FlintError as exc:
+            self.out("-E- %s" % exc)
+            return EXIT_FAILED
+
+
 def admin(argv, stdout):
     parser = argparse.ArgumentParser(prog="flintsim.py admin")
     parser.add_argument("--state-dir", default=None)
@@ -311,11 +376,11 @@ def main(argv=None):
         return admin(argv[1:], sys.stdout)
     if argv and argv[0] == "make-image":
         return make_image(argv[1:], sys.stdout)
-    if name not in VERSION_TOOL and name not in RESET_TOOLS:
+    if name not in VERSION_TOOL and name not in RESET_TOOLS and name not in MANAGER_TOOLS:
         sys.stderr.write("flintsim: unknown tool %r\n" % name)
         return 2
     state = fwsim.State(os.environ.get("FWSIM_STATE_DIR") or fwsim.DEFAULT_STATE_DIR)
-    tool = FwReset(name, state) if name in RESET_TOOLS else Flint(name, state)
+    tool = FwReset(name, state) if name in RESET_TOOLS else FwManager(name, state) if name in MANAGER_TOOLS else Flint(name, state)
     rc = tool.run(argv)
     sys.stdout.flush()
     try:

@@ -341,6 +341,10 @@ FLAG_DEFAULTS = {
     # Fault: a query of this device prints its header and then waits this many seconds, as a tool does whose
     # device stopped answering its register accesses (a wedged adapter, a firmware update in progress).
     'hang': 0,
+    # What loads a burnt firmware image (flintsim.py) besides a live reset: 'reboot' (a warm reboot), or 'power_cycle'
+    # (only a power cycle: an image that a warm reboot does not load, as on adapters whose firmware asks for a cold
+    # boot after an update).
+    'image_activation': 'reboot',
 }
 RESET_LEVELS = ('reboot', 'power_cycle')
 
@@ -1002,8 +1006,8 @@ def apply_flags(record, pairs):
         if not sep or key not in FLAG_DEFAULTS:
             raise AdminError('unknown flag %r (known: %s)' % (pair, ', '.join(sorted(FLAG_DEFAULTS))))
         value = parse_flag_value(value)
-        if key == 'reset_level' and value not in RESET_LEVELS:
-            raise AdminError('reset_level must be one of %s' % ', '.join(RESET_LEVELS))
+        if key in ('reset_level', 'image_activation') and value not in RESET_LEVELS:
+            raise AdminError('%s must be one of %s' % (key, ', '.join(RESET_LEVELS)))
         flags[key] = value
 
 
@@ -1169,9 +1173,11 @@ def _admin_dispatch(args, state, stdout):
         applied, pending = [], []
         with state.lock():
             for record in state.devices():
-                # A burnt firmware image (flintsim.py) runs from the next boot on.
+                # A burnt firmware image (flintsim.py) runs from the next boot on (from the next power cycle only,
+                # where its image_activation says so).
                 image = record.get('image')
-                if image and image.get('running') != image.get('fw'):
+                cold_only = args.action == 'reboot' and get_flag(record, 'image_activation') == 'power_cycle'
+                if image and image.get('running') != image.get('fw') and not cold_only:
                     record['image'] = dict(image, running=image.get('fw'))
                     state.save(record)
                 if args.action == 'reboot' and get_flag(record, 'reset_level') == 'power_cycle':

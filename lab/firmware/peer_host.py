@@ -77,6 +77,11 @@ class NetnsHost(Peer):
             args = ["init", "--model", nic["model"], "--pci", nic["pci"], "--functions", str(nic.get("functions", 1))]
             if nic.get("mst"):
                 args += ["--mst", nic["mst"]]
+            # The adapter's part number and description where its image's PSID is another board's than the model's
+            # mlxconfig sample (the Name: and Description: rows of mlxconfig, the firmware manager's report).
+            for key in ("part_number", "description"):
+                if nic.get(key):
+                    args += ["--name" if key == "part_number" else "--description", nic[key]]
             for key, value in sorted((nic.get("firmware") or {}).items()):
                 args += ["--set", "%s=%s" % (key, value)]
             for key, value in sorted((nic.get("flags") or {}).items()):
@@ -168,7 +173,7 @@ class NetnsHost(Peer):
         flavors = {"mlxconfig": "mft", "mstconfig": "mstflint"}
         scripts = {}
         for tool in self.tools:
-            if tool in ("flint", "mstflint", "mlxfwreset", "mstfwreset"):
+            if tool in ("flint", "mstflint", "mlxfwreset", "mstfwreset", "mlxfwmanager", "mstfwmanager"):
                 scripts[tool] = (
                     "#!/bin/sh\n# Lab host: the ConnectX firmware burning tool's simulator answers as %s.\n"
                     "FWSIM_STATE_DIR=%s exec /usr/bin/python3 %s --as %s \"$@\"\n"

@@ -6,6 +6,7 @@ collection's own parsers (module_utils/firmware/image.py) and compared with the 
 Run: python3 -m pytest lab -q
 """
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -28,6 +29,15 @@ def host(tmp_path, fw="22.43.1020"):
     assert run(state, FLINTSIM, "admin", "--state-dir", str(state), "image", "--pci", PCI, "--psid", "MT_0000000436",
                "--fw", fw).returncode == 0
     return state
+
+
+def collection_image_parsers():
+    """The collection's module_utils/firmware/image.py (pure: no Ansible import), loaded from its file."""
+    path = os.path.join(HERE, "..", "..", "plugins", "module_utils", "firmware", "image.py")
+    spec = importlib.util.spec_from_file_location("roce_fabric_firmware_image", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def corpus(name):
@@ -87,3 +97,32 @@ def test_a_live_reset_makes_the_burnt_image_run_where_level_3_is_offered(tmp_pat
                                 if line.startswith("3:")][0]
     refused = run(state, FLINTSIM, "--as", "mlxfwreset", "-d", PCI, "-y", "reset")
     assert refused.returncode == 1 and "FW Version(Running):   22.43.1020" in run(state, FLINTSIM, "-d", PCI, "q").stdout
+
+
+def test_the_firmware_manager_report_has_the_real_layout_and_the_adapter_s_part_number(tmp_path):
+    """mlxfwmanager --query: the corpus report's labels, columns and rows, and the mlxconfig simulator's device type,
+    part number and description of the adapter (ConnectX6DX: the model's real mlxconfig query)."""
+    state = host(tmp_path)
+    image = str(tmp_path / "new.bin")
+    run(state, FLINTSIM, "make-image", image, "--psid", "MT_0000000436", "--fw", "22.45.3608")
+    run(state, FLINTSIM, "-d", PCI, "-i", image, "-y", "burn")
+    out = run(state, FLINTSIM, "--as", "mlxfwmanager", "-d", PCI, "--query").stdout.splitlines()
+    real = corpus("mlxfwmanager_cx6dx_running_older.txt")
+    # The heading and the adapter's block down to the Versions table, label for label and column for column.
+    table = real.index("  Versions:         Current        Available")
+    assert out.index("  Versions:         Current        Available") == table
+    assert [line[:20] for line in out[:table]] == [line[:20] for line in real[:table]]
+    # The FW rows as the real report prints a burnt image that waits (the sample's PXE and UEFI rows are not emulated).
+    assert [line[:35] for line in real[table + 1:table + 3]] == ["     FW             22.45.3608     ",
+                                                                 "     FW (Running)   22.43.1020     "]
+    assert out[table + 1:] == ["     FW             22.45.3608     N/A", "     FW (Running)   22.43.1020     N/A",
+                               "", "  Status:           No matching image found"]
+    assert corpus("mlxup_query_cx5_no_image.txt")[-1] == "  Status:           No matching image found"
+    parsed = collection_image_parsers().parse_fwmanager("\n".join(out))
+    assert len(parsed) == 1 and parsed[0]["psid"] == "MT_0000000436" and parsed[0]["pci"] == "3b:00.0"
+    assert (parsed[0]["fw"], parsed[0]["running"]) == ("22.45.3608", "22.43.1020")
+    assert parsed[0]["part_number"] and parsed[0]["part_number"].startswith("MCX"), parsed[0]
+    # Every adapter with an image, without -d; reset, the report has no FW (Running) row.
+    run(state, FWSIM, "admin", "--state-dir", str(state), "reboot")
+    every = run(state, FLINTSIM, "--as", "mstfwmanager").stdout
+    assert every.count("Device #") == 1 and "FW (Running)" not in every

@@ -14,7 +14,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.firmware.flash import 
 
 def nic_firmware_images(versions, image_dir, download_dir=None):
     if not isinstance(versions, dict):
-        raise AnsibleFilterError("nic_firmware_images: nic_firmware_versions must be a dictionary of PSIDs")
+        raise AnsibleFilterError("nic_firmware_images: nic_firmware_versions must be a dictionary of PSIDs or part numbers")
     return image_files(versions, str(image_dir), str(download_dir) if download_dir else None)
 
 

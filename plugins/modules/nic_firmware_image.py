@@ -57,8 +57,9 @@ options:
     default: [all]
   versions:
     description:
-      - The pinned firmware per PSID (C(PSID) in the query, such as V(MT_0000000575)). Part numbers are not read
-        by flint's query; key the entries by PSID.
+      - The pinned firmware per PSID (C(PSID) in the query, such as V(MT_0000000575)) or per part number (such as
+        V(MCX623106AN-CDA), with or without the C(_Ax) suffix the firmware manager prints). An entry for the PSID
+        wins over one for the part number. Part numbers are read by the firmware manager only (see O(reader)).
       - Each value is a dictionary - C(version), the wanted version as the tools print it (V(26.43.1014)), required;
         C(image), the path of the unpacked image file (C(.bin)) on the host, and C(sha256), that file's SHA-256,
         both needed when an adapter must be burnt.
@@ -81,6 +82,15 @@ options:
   tool_path:
     description: Path of the tool when it is not on the PATH.
     type: path
+  reader:
+    description:
+      - How each adapter is read. V(auto) - with the firmware manager (C(mlxfwmanager -d <dev> --query) of NVIDIA
+        MFT, or mstflint's C(mstfwmanager)) where it is installed, else with the burning tool's C(query);
+        V(manager) - the firmware manager, failing without one; V(flint) - the burning tool's C(query), which
+        prints no part number (entries keyed by part number then match no adapter).
+    type: str
+    choices: [auto, manager, flint]
+    default: auto
   activate:
     description:
       - V(none) leaves activation to a reboot; V(live_reset) resets the adapters live where they and the host allow
@@ -162,15 +172,17 @@ reboot_reason:
   type: str
   sample: "ConnectX firmware 22.45.3608 burnt on 0000:3b:00.0, 22.43.1020 runs"
 unknown:
-  description: The adapters whose PSID has no entry in O(versions), left as they are.
+  description: The adapters whose PSID and part number have no entry in O(versions), left as they are.
   returned: always
   type: list
   elements: str
 tool:
-  description: The tool that was used - C(path) and C(kind) (V(flint) or V(mstflint)).
+  description:
+    - The tool that was used - C(path) and C(kind) (V(flint) or V(mstflint)), and C(reader), the program that read
+      the adapters (the firmware manager's path, or the tool's own).
   returned: when the tool was found
   type: dict
-  sample: {"path": "/usr/bin/mstflint", "kind": "mstflint"}
+  sample: {"path": "/usr/bin/mstflint", "kind": "mstflint", "reader": "/usr/bin/mstfwmanager"}
 commands:
   description: The burns run, or that would run in check mode; queries are not listed.
   returned: always
@@ -196,9 +208,10 @@ def converge(run, tool, params):
     after burns and resets), ``activated``, ``pending``, ``reboot_required`` and ``unknown``."""
     versions = params["versions"]
     found = []
+    manager = tool.manager(params["reader"])
+    run.update(tool=dict(path=tool.path, kind=tool.kind, reader=manager or tool.path))
     for key, tool_device, _selectors in tool.resolve_devices(params["devices"]):
-        query = tool.query_device(tool_device)
-        found.append(dict(query, pci=key, device=tool_device, part_number=None))
+        found.append(dict(tool.query_adapter(tool_device, manager), pci=key, device=tool_device))
     wanted = dict((key, str(entry["version"])) for key, entry in versions.items())
     plans = image_plan(found, wanted, policy=params["policy"], allow_downgrade=params["allow_downgrade"])
     for plan, device in zip(plans, found):
@@ -223,7 +236,7 @@ def converge(run, tool, params):
         if run.check_mode:
             plan.update(burnt=plan["wanted"])
             continue
-        again = tool.query_device(plan["device"])
+        again = tool.query_adapter(plan["device"], manager)
         plan.update(burnt=version_text(fw_version(again["fw"])), running=version_text(fw_version(again["running"])))
         if plan["burnt"] != plan["wanted"]:
             raise FirmwareError("%s: burnt, but its query shows %s, not %s" % (plan["pci"], plan["burnt"], plan["wanted"]),
@@ -232,7 +245,7 @@ def converge(run, tool, params):
     for plan in waiting:
         plan["activation"] = "reboot"
     if params["activate"] == "live_reset" and waiting:
-        live_reset(run, tool, waiting, params["keep_netdevs"])
+        live_reset(run, tool, waiting, params["keep_netdevs"], manager)
     waits = [p for p in waiting if p["activation"] != "live reset"]
     run.update(adapters=plans, activated=[p["pci"] for p in waiting if p["activation"] == "live reset"],
                pending=[p["pci"] for p in waits], unknown=[p["pci"] for p in plans if p["action"] == "unknown"],
@@ -240,7 +253,7 @@ def converge(run, tool, params):
                    "ConnectX firmware %s burnt on %s, %s runs" % (p["burnt"], p["pci"], p["running"]) for p in waits))
 
 
-def live_reset(run, tool, waiting, keep_netdevs):
+def live_reset(run, tool, waiting, keep_netdevs, manager):
     """Reset each waiting adapter live where nothing forbids it; ``activation`` says what happened or why not."""
     reset_tool = tool.reset_tool()
     protected = tool.protected_adapters(keep_netdevs)
@@ -259,7 +272,7 @@ def live_reset(run, tool, waiting, keep_netdevs):
         argv = tool.reset_argv(reset_tool, plan["device"])
         run.mutate(CommandRunner.render(argv), lambda argv=argv: tool.reset(argv))
         if not run.check_mode:
-            again = tool.query_device(plan["device"])
+            again = tool.query_adapter(plan["device"], manager)
             plan["running"] = version_text(fw_version(again["running"]))
             if plan["running"] != plan["burnt"]:
                 # Never a second reset for what one did not load: the reboot is the next and last step.
@@ -277,6 +290,7 @@ def main():
             allow_downgrade=dict(type="bool", default=False),
             tool=dict(type="str", choices=["auto", "flint", "mstflint"], default="auto"),
             tool_path=dict(type="path"),
+            reader=dict(type="str", choices=["auto", "manager", "flint"], default="auto"),
             activate=dict(type="str", choices=["none", "live_reset"], default="none"),
             keep_netdevs=dict(type="list", elements="str", default=[]),
             burn_timeout=dict(type="int", default=900),
@@ -296,7 +310,6 @@ def main():
 
     def body(run):
         tool = FlashTool(module, params["tool"], params["tool_path"], burn_timeout=params["burn_timeout"])
-        run.update(tool=dict(path=tool.path, kind=tool.kind))
         converge(run, tool, params)
 
     run.execute(body)

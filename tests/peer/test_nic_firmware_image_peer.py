@@ -117,6 +117,29 @@ def test_the_tool_s_own_psid_check_holds_when_ours_is_passed_by(gpu1):
     assert images(gpu1)[CX6DX]["fw"] == "22.43.1020"
 
 
+def test_a_part_number_pins_the_adapter_through_the_firmware_manager(gpu1):
+    """gpu1 has MFT's firmware manager (the simulator's mlxfwmanager report): its part numbers pin the adapters, the
+    _Ax suffix it prints or not. Read by flint's query alone, the same entries match nothing: reported, left alone."""
+    path, digest = make_image("gpu1", "cx6dx-22.45.3608.bin", PSID_CX6DX, "22.45.3608")
+    versions = {"MCX623106AC-CDA": dict(version="22.45.3608", image=path, sha256=digest),
+                "MCX755106AS-HEA_Ax": dict(version="28.40.1000")}
+    by_flint = gpu1.module(MODULE, dict(versions=versions, reader="flint"))
+    assert by_flint.get("failed") is not True, by_flint
+    assert by_flint["changed"] is False and sorted(by_flint["unknown"]) == [CX6DX, CX7] and burns(gpu1) == []
+    assert all("its part number was not read" in a["reason"] for a in by_flint["adapters"])
+    first = gpu1.module(MODULE, dict(versions=versions))
+    assert first.get("failed") is not True, first
+    assert first["tool"]["reader"] == "/usr/sbin/mlxfwmanager" and first["unknown"] == []
+    plans = dict((a["pci"], a) for a in first["adapters"])
+    assert (plans[CX6DX]["key"], plans[CX6DX]["part_number"], plans[CX6DX]["action"]) == (
+        "MCX623106AC-CDA", "MCX623106AC-CDA_Ax", "burn")
+    assert (plans[CX7]["key"], plans[CX7]["action"]) == ("MCX755106AS-HEA_Ax", "none")
+    assert first["commands"] == ["/usr/sbin/flint -d %s -i %s -y burn" % (CX6DX, path)] and len(burns(gpu1)) == 1
+    assert images(gpu1)[CX6DX]["fw"] == "22.45.3608" and first["pending"] == [CX6DX]
+    again = gpu1.module(MODULE, dict(versions=versions))
+    assert again["changed"] is False and again["commands"] == [] and len(burns(gpu1)) == 1
+
+
 def test_an_adapter_without_a_pinned_version_is_reported_and_left_alone(gpu1):
     result = gpu1.module(MODULE, dict(versions={PSID_CX7: dict(version="28.40.1000")}))
     assert result.get("failed") is not True, result
@@ -158,6 +181,30 @@ def test_the_rolling_play_burns_on_every_host_then_activates_live_or_by_one_rebo
     again = firmware_playbook(versions)
     assert again.returncode == 0 and "changed=0" in again.stdout, again.stdout[-4000:]
     assert gpu1.reboots() == 1 and len(burns(gpu1)) == 2
+
+
+def test_an_image_a_reboot_did_not_load_gets_no_second_reboot(gpu1, tmp_path):
+    """The ConnectX-7's new image loads only at a power cycle (the simulator's image_activation flag; no live reset on
+    that adapter): the first run burns it and reboots once, and its check names the image that still does not run;
+    the next run burns nothing and does not reboot again for the same image (host_reboot's record of what its last
+    reboot was for), and says to power-cycle the host. After the power cycle a run changes nothing."""
+    gpu1.fw_admin("flag", "--pci", CX7, "image_activation=power_cycle")
+    cx7, cx7_digest = controller_image(tmp_path, "fw-cx7-28.43.1014.bin", PSID_CX7, "28.43.1014")
+    versions = {PSID_CX7: dict(version="28.43.1014", src=cx7, sha256=cx7_digest)}
+    first = firmware_playbook(versions)
+    assert first.returncode != 0 and gpu1.reboots() == 1 and len(burns(gpu1)) == 1, first.stdout[-4000:]
+    reason = "ConnectX firmware 28.43.1014 burnt on %s, 28.40.1000 runs" % CX7
+    assert "Pinned ConnectX firmware does not run: %s" % reason in first.stdout, first.stdout[-4000:]
+    assert images(gpu1)[CX7] == dict(images(gpu1)[CX7], fw="28.43.1014", running="28.40.1000")
+    again = firmware_playbook(versions)
+    assert again.returncode != 0 and gpu1.reboots() == 1 and len(burns(gpu1)) == 1, again.stdout[-4000:]
+    assert "Not rebooting again for what the reboot at" in again.stdout, again.stdout[-4000:]
+    assert "A reboot already failed to load it" in again.stdout and "power-cycle the host" in again.stdout
+    # The operator power-cycles the host through its BMC: the image runs, and nothing burns or reboots.
+    gpu1.fw_admin("power-cycle")
+    done = firmware_playbook(versions)
+    assert done.returncode == 0 and "The pinned ConnectX firmware images run." in done.stdout, done.stdout[-4000:]
+    assert gpu1.reboots() == 1 and len(burns(gpu1)) == 1
 
 
 def hook(log, word, status=0):

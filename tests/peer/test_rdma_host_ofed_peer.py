@@ -16,7 +16,7 @@ import subprocess
 
 import pytest
 
-from conftest import INVENTORY, LAB, REPO
+from conftest import INVENTORY, LAB, REPO, run_module
 
 VM = "node1"
 VERSION = "24.10-1.1.4.0"
@@ -131,4 +131,10 @@ def test_ofed_unpacked_privately_and_openibd_and_vf_removal_wait_for_the_rolling
     assert len(vm("cat %s/openibd" % RECORD).splitlines()) == 1, "openibd restarted on a host that was rebooted"
     assert ran_in(out, "Restart openibd to load the new NVIDIA stack") is None
     assert vm("rdma system show").startswith("netns exclusive")
+    # The persistent mode came back with the reboot (ib_core is in the guest's initramfs, which the module rebuilt):
+    # the module reads it so, with nothing left to do and no reboot to ask for.
+    assert "options ib_core netns_mode=0" in vm("cat /etc/modprobe.d/roce-fabric-ib_core.conf")
+    again = run_module(INVENTORY, VM, "roce.fabric.rdma_netns", {"mode": "exclusive", "persistent": "present"})
+    assert not again["changed"] and again["reboot_required"] is False and again["commands"] == [], again
+    assert again["mode"]["running"] == again["mode"]["persistent"] == "exclusive", again
     assert vm("ls -d /var/tmp/roce-fabric-ofed.* 2>/dev/null || true").strip() == ""

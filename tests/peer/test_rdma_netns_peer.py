@@ -1,6 +1,8 @@
 """roce.fabric.rdma_netns against a lab VM (QEMU, Debian's kernel, Soft-RoCE): the real kernel's RDMA
-namespace mode, a real reboot for persistence, and the real kernel's refusals. Every state is read
-from the VM over SSH, outside the module."""
+namespace mode and the real kernel's refusals. Every state is read from the VM over SSH, outside the module.
+The persistent mode across a real reboot (modprobe.d, the initramfs that carries ib_core, the one reboot) is proven
+by host.yml's runs that end in the rolling reboot: tests/peer/test_rdma_host_ofed_peer.py (with the module's own
+reading after the reboot) and molecule/rdma."""
 
 
 import pytest
@@ -82,26 +84,3 @@ def test_bad_input_is_refused_and_changes_nothing(node):
         assert kernel_state() == before
     finally:
         vm("ip netns delete pa; rdma system set netns shared", check=False)
-
-
-def test_exclusive_persists_across_a_real_reboot(node):
-    boot_id = vm("cat /proc/sys/kernel/random/boot_id").strip()
-    result = module({"mode": "exclusive", "persistent": "present", "runtime": False}, diff=True)
-    assert result["changed"] and result["reboot_required"] is True
-    assert result["mode"] == {"running": "shared", "persistent": "exclusive", "copy_on_fork": True,
-                              "persistent_source": "/etc/modprobe.d/roce-fabric-ib_core.conf"}
-    # ib_core is in the guest's initramfs: the module updates it.
-    assert any("update-initramfs -u -k" in c for c in result["commands"])
-    assert "options ib_core netns_mode=0" in kernel_state()["modprobe"]
-    assert kernel_state()["system"].startswith("netns shared")
-    rebooted = run_module(INVENTORY, VM, "ansible.builtin.reboot", {"reboot_timeout": 900})
-    assert rebooted.get("rebooted"), rebooted
-    assert vm("cat /proc/sys/kernel/random/boot_id").strip() != boot_id
-    vm("modprobe rdma_rxe")
-    assert kernel_state()["system"] == "netns exclusive copy-on-fork on"
-    again = module({"mode": "exclusive", "persistent": "present"})
-    assert not again["changed"] and again["reboot_required"] is False and again["commands"] == []
-    # Back: runtime shared and the file removed.
-    result = module({"mode": "shared", "persistent": "absent"})
-    assert result["changed"] and result["reboot_required"] is False
-    assert kernel_state()["modprobe"] == ""

@@ -44,7 +44,9 @@ def node(name):
 
 def job_on(name, job_name="train-llm"):
     """A batch job that holds node ``name`` until cancelled; its id once it runs."""
-    job = re.search(r"Submitted batch job (\d+)", sh("sbatch", "-w", name, "-J", job_name, "--wrap", "sleep 600")).group(1)
+    # Its output nowhere: the job runs in the submitting folder.
+    submitted = sh("sbatch", "-w", name, "-J", job_name, "--output=/dev/null", "--wrap", "sleep 600")
+    job = re.search(r"Submitted batch job (\d+)", submitted).group(1)
     deadline = time.time() + 60
     while time.time() < deadline:
         if sh("squeue", "--noheader", "-j", job, "-o", "%T").strip() == "RUNNING":

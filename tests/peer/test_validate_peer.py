@@ -102,43 +102,6 @@ def vms(two_vms):
     yield HOSTS
 
 
-def test_rping_and_write_bw_between_the_vms(vms, tmp_path):
-    proc, report = playbook(tmp_path, '{"validate_tests": ["rping", "ib_write_bw", "ib_send_lat"]}')
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
-    assert report["passed"] is True, json.dumps(report["tests"], indent=1)[:4000]
-    for host, address in (("node1", "10.78.0.1"), ("node2", "10.78.0.2")):
-        check = report["hosts"][host]["checks"][0]
-        assert check["name"] == "discovery" and check["status"] == "passed"
-        assert "rxe0/1 Ethernet" in check["msg"] and "RoCE v2 GID 1" in check["msg"] and address in check["msg"]
-    tests = by_id(report)
-    assert sorted(tests) == ["ib_send_lat:node1->node2", "ib_write_bw:node1->node2", "rping:node1->node2"]
-    bw = tests["ib_write_bw:node1->node2"]
-    assert bw["status"] == "passed" and bw["summary"]["unit"] == "Gb/s" and bw["summary"]["value"] > 0.001
-    # The contract's ToS (106 by default) on every perftest run.
-    assert bw["client_command"].endswith("-R -T 106 --report_gbits -D 3 -s 65536 10.78.0.1")
-    assert bw["server_command"].endswith("ib_write_bw -d rxe0 -i 1 -p 18516 -R -T 106 --report_gbits -D 3 -s 65536")
-    assert tests["rping:node1->node2"]["msg"] == "ok"
-    # When and how the report was made (hardening: it used to be null); never the extra variables.
-    with open(os.path.join(REPO, "galaxy.yml")) as handle:
-        version = re.search(r"^version: *(\S+)", handle.read(), re.M).group(1)
-    generated = report["generated"]
-    assert re.match(r"^20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ$", generated["time"]), generated
-    assert (generated["collection_version"], generated["inventory"], generated["command"]) == (
-        version, "lab", "ansible-playbook -i lab"), generated
-    assert "validate_tests" not in json.dumps(generated)
-    lat = tests["ib_send_lat:node1->node2"]
-    assert lat["status"] == "passed" and lat["summary"]["unit"] == "usec" and lat["summary"]["bytes"] == 2
-    page = open(os.path.join(str(tmp_path / "report"), "report.html")).read()
-    assert page.count("<svg") == 2 and "10.78.0.1" in page
-    for host in vms:
-        assert perftest_processes(host) == []
-    # Same results give the same report: a second write changes nothing is covered by the unit tests;
-    # here a check-mode run must run no benchmark and write nothing.
-    check_proc, _old = playbook(tmp_path / "check", check=True)
-    assert check_proc.returncode == 0, check_proc.stdout[-3000:]
-    assert not os.path.exists(str(tmp_path / "check" / "report"))
-
-
 def test_faults_port_in_use_unreachable_pair_and_hang(vms, tmp_path):
     # Socket exchange (no -R) so the ports are TCP ports. On node1 a foreign TCP listener holds the port
     # the first test gets (18600): not a perftest server, so it is reported, never stopped. On node2 a
@@ -219,27 +182,28 @@ def sent_on_contract(traffic, dscp):
     return int(sent.group(1)), int(sent.group(2))
 
 
-def test_roce_packets_carry_the_contracts_dscp(vms, tmp_path):
-    """On the wire: RoCE v2 packets between the VMs carry the contract's ToS once the NIC role applied it, and ToS 0
-    from a host that drifted from it (RDMA-CM's default ToS put back to 0). The contract here is not the default one
-    (DSCP 24, not 26: ToS 98, not 106), so the NICs, perftest, NCCL's environment and the packets are seen to follow
-    the inventory, not a value the role knows. rping has no ToS option, so its packets prove RDMA-CM's default ToS
-    that the nic_qos role set; ib_write_bw's prove perftest's -T. (The default contract's ToS 106 on perftest's
-    command line: test_rping_and_write_bw_...)"""
+def test_rping_perftest_and_the_contracts_dscp_on_the_wire(vms, tmp_path):
+    """rping, ib_write_bw and ib_send_lat between the VMs, and on the wire: RoCE v2 packets carry the contract's ToS
+    once the NIC role applied it, and ToS 0 from a host that drifted from it (RDMA-CM's default ToS put back to 0).
+    The contract here is not the default one (DSCP 24, not 26: ToS 98, not 106), so the NICs, perftest, NCCL's
+    environment and the packets are seen to follow the inventory, not a value the role knows. rping has no ToS
+    option, so its packets prove RDMA-CM's default ToS that the nic_qos role set; ib_write_bw's prove perftest's -T.
+    (The default contract's ToS 106 on perftest's command line: test_faults_...; a check-mode run at the end.)"""
     contract = json.dumps({"roce_fabric_qos": {"mode": "lossless", "roce_dscp": 24, "roce_priority": 3}})
     for host in vms:
         rc, out = vm(host, "echo 0 > %s && cat %s" % (TOS_FILE, TOS_FILE))
         assert rc == 0 and out.strip() == "0", out
-    tests = '"validate_tests": ["rping", "ib_write_bw"]'
     try:
         # The role puts the contract on both VMs (0 -> 98), then the validation of that contract runs.
         apply_qos(contract)
         for host in vms:
             assert vm(host, "cat %s" % TOS_FILE)[1].strip() == "98"  # DSCP 24 << 2 | ECT(0)
         stop = capture("node1", "after")
-        proc, report = playbook(tmp_path / "after", contract, "{%s}" % tests, traffic=True)
+        proc, report = playbook(tmp_path / "after", contract, '{"validate_tests": ["rping", "ib_write_bw", "ib_send_lat"]}',
+                                traffic=True)
         after = stop()
         assert proc.returncode == 0 and report["passed"], (proc.stdout[-3000:], report and report["tests"])
+        check_pair_tests(report, tmp_path / "after", tos=98)
         assert only_tos(after, 98), json.dumps(after)
         # The evidence, for the record: RoCE v2 packets per ToS byte seen on node1's fabric NIC.
         print("RoCE v2 packets on node1 enp1s0 by ToS with the contract: %s" % after["tos"])
@@ -279,6 +243,42 @@ def test_roce_packets_carry_the_contracts_dscp(vms, tmp_path):
         apply_qos()
     for host in vms:
         assert vm(host, "cat %s" % TOS_FILE)[1].strip() == "106"
+    # A check-mode run runs no benchmark and writes nothing.
+    check_proc, _old = playbook(tmp_path / "check", check=True)
+    assert check_proc.returncode == 0, check_proc.stdout[-3000:]
+    assert not os.path.exists(str(tmp_path / "check" / "report"))
+    for host in vms:
+        assert perftest_processes(host) == []
+
+
+def check_pair_tests(report, run_dir, tos):
+    """The discovery check, the three pair tests with perftest's arguments from the plan (the contract's ToS), the
+    report's record of when and how it was made, and its page."""
+    for host, address in (("node1", "10.78.0.1"), ("node2", "10.78.0.2")):
+        check = report["hosts"][host]["checks"][0]
+        assert check["name"] == "discovery" and check["status"] == "passed"
+        assert "rxe0/1 Ethernet" in check["msg"] and "RoCE v2 GID 1" in check["msg"] and address in check["msg"]
+    tests = by_id(report)
+    assert sorted(tests) == ["ib_send_lat:node1->node2", "ib_write_bw:node1->node2", "rping:node1->node2"]
+    bw = tests["ib_write_bw:node1->node2"]
+    assert bw["status"] == "passed" and bw["summary"]["unit"] == "Gb/s" and bw["summary"]["value"] > 0.001
+    assert bw["client_command"].endswith("-R -T %d --report_gbits -D 3 -s 65536 10.78.0.1" % tos)
+    assert bw["server_command"].endswith("ib_write_bw -d rxe0 -i 1 -p 18516 -R -T %d --report_gbits -D 3 -s 65536" % tos)
+    assert tests["rping:node1->node2"]["msg"] == "ok"
+    # When and how the report was made (hardening: it used to be null); never the extra variables.
+    with open(os.path.join(REPO, "galaxy.yml")) as handle:
+        version = re.search(r"^version: *(\S+)", handle.read(), re.M).group(1)
+    generated = report["generated"]
+    assert re.match(r"^20\d\d-\d\d-\d\dT\d\d:\d\d:\d\dZ$", generated["time"]), generated
+    assert (generated["collection_version"], generated["inventory"], generated["command"]) == (
+        version, "lab", "ansible-playbook -i lab"), generated
+    assert "validate_tests" not in json.dumps(generated)
+    lat = tests["ib_send_lat:node1->node2"]
+    assert lat["status"] == "passed" and lat["summary"]["unit"] == "usec" and lat["summary"]["bytes"] == 2
+    page = open(os.path.join(str(run_dir / "report"), "report.html")).read()
+    assert page.count("<svg") == 2 and "10.78.0.1" in page
+    for host in HOSTS:
+        assert perftest_processes(host) == []
 
 
 def test_rdma_counters_reads_the_real_port_and_refuses_bad_names(vms):
@@ -361,7 +361,8 @@ def test_a_second_validation_of_a_locked_host_is_refused_and_an_abandoned_lock_t
             assert perftest_processes(host) == []
 
         plant_lock("crashed-run-20261124", "00000000-0000-4000-8000-000000000000")
-        proc, report = playbook(tmp_path, '{"validate_tests": ["rping"]}')
+        # Taken over: the run passes (its discovery and QoS checks; no pair test needed to hold the lock).
+        proc, report = playbook(tmp_path, '{"validate_tests": []}')
         assert proc.returncode == 0 and report["passed"] is True, proc.stdout[-3000:]
         for host in HOSTS:
             assert vm(host, "test -e /var/lib/roce-fabric/validate.lock")[0] == 1, "the run's lock outlasted it on %s" % host
@@ -372,8 +373,10 @@ def test_a_second_validation_of_a_locked_host_is_refused_and_an_abandoned_lock_t
 
 STANDIN_DIR = "/usr/local/lib/roce-lab/nccl-tests"
 MPI_KEY = "/root/.ssh/id_ed25519_roce_mpi"
-# Root's trust, accepted knowingly (the default is the dedicated account, test_collectives_..._dedicated_user).
-MPI_VARS = dict(validate_tests=[], validate_mpi_ssh=True, validate_nccl_launcher="mpi",
+# Root's trust, accepted knowingly (the default is the dedicated account, test_collectives_..._dedicated_user). The
+# SSH runs leave the QoS contract unread (validate_qos: null; one module call less per host and run); the collectives'
+# run reads it.
+MPI_VARS = dict(validate_tests=[], validate_qos=None, validate_mpi_ssh=True, validate_nccl_launcher="mpi",
                 validate_mpi_ssh_user="root", validate_mpi_ssh_allow_root=True,
                 validate_nccl_mpi_hosts=list(HOSTS), validate_nccl_gpus_per_host=1, validate_nccl_numa_nodes=[0],
                 validate_nccl_benchmark="nccl_tests", validate_nccl_tests_dir=STANDIN_DIR,
@@ -450,8 +453,11 @@ def test_collectives_across_the_vms_through_mpirun_as_a_dedicated_user(mpi_ready
     wrote into /etc) are refused, with their targets unchanged: the public key planted as a link to /etc/shadow here,
     the other links by the judge's unit tests."""
     dedicated = dict(MPI_VARS)
-    for key in ("validate_mpi_ssh_user", "validate_mpi_ssh_allow_root"):
+    for key in ("validate_mpi_ssh_user", "validate_mpi_ssh_allow_root", "validate_qos"):
         dedicated.pop(key)
+    # One collective: each is the same mpirun through the role (all_to_all's table and bus bandwidth are unit tests on
+    # nccl-tests' output from the GPU machine, tests/unit/plugins/module_utils/test_validate_nccl.py).
+    dedicated["validate_nccl_collectives"] = ["all_reduce"]
     for host in HOSTS:
         vm(host, "pkill -u {0}; userdel -r {0} 2>/dev/null; rm -f /etc/security/limits.d/roce-fabric-mpi.conf; true".format(MPI_USER))
     root_trust = [vm(h, "cat /root/.ssh/authorized_keys /root/.ssh/known_hosts")[1] for h in HOSTS]
@@ -487,7 +493,7 @@ def check_collectives(proc, report):
     # The stand-in is not NCCL: its run has no NCCL log, which the log check must flag.
     assert proc.returncode != 0 and "node1 nccl all_reduce (mpi, 2 hosts)" in proc.stdout, proc.stdout[-3000:]
     checks = dict((c["name"], c) for c in report["hosts"]["node1"]["checks"])
-    for collective, perf in (("all_reduce", "all_reduce_perf"), ("all_to_all", "alltoall_perf")):
+    for collective, perf in (("all_reduce", "all_reduce_perf"),):
         check = checks["nccl %s (mpi, 2 hosts)" % collective]
         assert check["status"] == "failed"
         reasons = check["msg"].split("; ")[2:]
@@ -574,6 +580,5 @@ def test_mpi_ssh_absent_removes_the_trust_and_bad_options_change_nothing(mpi_rea
         assert not any(line.startswith(("node1", "node2", "10.78.0.")) for line in text.splitlines()), text
     rc, out = vm("node1", "ssh -o BatchMode=yes 10.78.0.2 hostname")
     assert rc != 0, out
-    # Removing again changes nothing.
-    proc, _report = playbook(tmp_path / "again", json.dumps(quick))
-    assert proc.returncode == 0 and " changed=0 " in proc.stdout.split("node1  ")[-1], proc.stdout[-1500:]
+    # A second removal changes nothing: mpi_ssh_trust's unit tests (state=absent twice); the role's second run of the
+    # trust changing nothing is test_mpi_ssh_trust_keeps_host_key_checking.

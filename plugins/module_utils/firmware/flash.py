@@ -7,7 +7,10 @@
 PRIVATE to the roce.fabric collection: may change without notice.
 
 The transport is the host's ``flint`` (NVIDIA MFT) or ``mstflint`` (Debian's mstflint; the same commands and output):
-``-d <dev> query`` for an adapter, ``-i <image> query`` for an image file, ``-d <dev> -i <image> -y burn``. What to
+``-d <dev> query`` for an adapter, ``-i <image> query`` for an image file, ``-d <dev> -i <image> -y burn``. Where the
+firmware manager is installed (MFT's ``mlxfwmanager``, mstflint's ``mstfwmanager``) an adapter is read with
+``<manager> -d <dev> --query`` instead: its report carries the adapter's part number besides its PSID and versions,
+so a site may pin firmware by part number. What to
 do is decided by ``image.image_plan`` and ``image_checks`` below from one comparison; roce.fabric.nic_firmware_image's
 ``converge`` runs it: every adapter read and every image checked (its SHA-256, the PSID and version it carries)
 before the first burn, then one adapter at a time, each read again after its burn.
@@ -29,6 +32,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.firmware.image import 
     LIVE_RESET_LEVEL,
     fw_version,
     parse_burn,
+    parse_fwmanager,
     parse_flint_query,
     parse_reset_levels,
     route_device,
@@ -39,6 +43,8 @@ from ansible_collections.roce.fabric.plugins.module_utils.firmware.transport imp
 
 SHA256_RE = re.compile(r"^[0-9a-fA-F]{64}$")
 PSID_RE = re.compile(r"^[A-Za-z0-9_]{1,16}$")
+# NVIDIA's ordering part numbers: MCX623106AN-CDA, MCX755106AS-HEA_Ax, MNV303212A-ADL_Ax.
+PART_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{2,39}$")
 # A burn writes the whole flash: minutes on older adapters.
 DEFAULT_BURN_TIMEOUT = 900
 
@@ -68,6 +74,44 @@ class FlashTool(FirmwareTool):
 
     def query_device(self, device):
         return self._query([self.path, "-d", device, "query"], device)
+
+    def manager(self, reader="auto"):
+        """The firmware manager that reads the adapters (``reader``: ``auto`` takes it where installed, ``flint``
+        never; ``manager`` requires it); None to read with the burning tool's query."""
+        if reader == "flint":
+            return None
+        names = ["mstfwmanager", "mlxfwmanager"] if self.kind == "mstflint" else ["mlxfwmanager", "mstfwmanager"]
+        for name in names:
+            found = self.module.get_bin_path(name)
+            if found:
+                return found
+        if reader == "manager":
+            raise FirmwareError("reader=manager: neither mlxfwmanager (NVIDIA MFT) nor mstfwmanager (mstflint) is "
+                                "installed", category="tool_missing")
+        return None
+
+    def query_adapter(self, device, manager=None):
+        """An adapter's ``psid``, ``fw`` (burnt), ``running`` and ``part_number`` (None where flint's query is the
+        reader: it does not print one), read by the firmware manager when one is given, else by the tool's query."""
+        if not manager:
+            return dict(self.query_device(device), part_number=None)
+        rc, out, err = self.runner.run([manager, "-d", device, "--query"])
+        errors = error_lines(out) + error_lines(err)
+        if rc != 0 or errors:
+            cause = "; ".join(errors) or (err or out).strip() or "exit code %d" % rc
+            raise FirmwareError("%s query of %s failed: %s" % (os.path.basename(manager), device, cause),
+                                category="query_failed", rc=rc, stdout=out, stderr=err)
+        try:
+            found = parse_fwmanager(out)
+        except FirmwareImageError as exc:
+            raise FirmwareError("Cannot read %s's report of %s: %s" % (os.path.basename(manager), device, exc),
+                                category="parse_error", stdout=out)
+        if len(found) != 1 or not found[0]["psid"]:
+            raise FirmwareError("%s's report of %s names %d adapters, not one with a PSID" % (
+                os.path.basename(manager), device, len(found)), category="parse_error", stdout=out)
+        adapter = found[0]
+        return dict(psid=adapter["psid"], fw=adapter["fw"], running=adapter["running"] or adapter["fw"],
+                    part_number=adapter["part_number"], device_type=adapter["device_type"])
 
     def query_image(self, image):
         return self._query([self.path, "-i", image, "query"], image)
@@ -171,11 +215,13 @@ def sha256_of(path):
 
 
 def check_versions(versions):
-    """Problems of the site's ``versions`` (PSID -> {version, image, sha256}): [] when every entry is usable."""
+    """Problems of the site's ``versions`` (PSID or part number -> {version, image, sha256}): [] when every entry is
+    usable."""
     problems = []
     for key, entry in sorted((versions or {}).items()):
-        if not PSID_RE.match(key or ""):
-            problems.append("%r is not a PSID (letters, digits and _, at most 16)" % key)
+        if not (PSID_RE.match(key or "") or PART_RE.match(key or "")):
+            problems.append("%r is neither a PSID (letters, digits and _, at most 16) nor a part number (letters, digits, "
+                            "- and _, at most 40)" % key)
             continue
         if not isinstance(entry, dict) or not entry.get("version"):
             problems.append("versions.%s needs a version" % key)

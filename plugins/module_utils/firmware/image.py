@@ -172,8 +172,10 @@ def image_plan(devices, versions, policy="exact", allow_downgrade=False):
                     burnt=version_text(burnt), running=version_text(running), wanted=version_text(wanted), key=key)
         name = "%s (%s, %s)" % (device.get("pci") or "?", device.get("part_number") or "?", device.get("psid") or "?")
         if key is None:
+            unread = "" if device.get("part_number") else (
+                "; its part number was not read (flint's query prints none: the firmware manager's report does)")
             plan.update(action="unknown", reason="%s: no pinned version for its PSID or part number; left as it is "
-                                                 "(%s)" % (name, version_text(burnt)))
+                                                 "(%s)%s" % (name, version_text(burnt), unread))
         elif burnt == wanted or (policy == "minimum" and burnt is not None and burnt > wanted):
             if running is not None and running != burnt:
                 plan.update(action="activate", reason="%s: %s is burnt but %s runs; a reset or reboot loads it"

@@ -69,5 +69,5 @@ def test_an_image_from_a_url_is_downloaded_on_the_controller_then_copied():
 def test_the_module_s_own_checks_of_versions():
     assert check_versions({"MT_0000000436": dict(version="22.45.3608", image="/x.bin", sha256=SHA)}) == []
     problems = check_versions({"MT 1": dict(version="1.2.3"), "MT_2": dict(version="22.45.3608", image="x.bin")})
-    assert problems == ["'MT 1' is not a PSID (letters, digits and _, at most 16)",
+    assert problems == ["'MT 1' is neither a PSID (letters, digits and _, at most 16) nor a part number (letters, digits, - and _, at most 40)",
                         "versions.MT_2.image must be an absolute path on the host"]

@@ -179,7 +179,7 @@ def test_a_burn_the_tool_refuses_or_fails_ends_the_run_with_its_words(monkeypatc
 
 
 @pytest.mark.parametrize("versions, words", [
-    ({"MT_1170110023; reboot": dict(version="2.42.5000")}, "is not a PSID"),
+    ({"MT_1170110023; reboot": dict(version="2.42.5000")}, "is neither a PSID"),
     ({PSID: dict(version="2.42")}, "not a firmware version"),
     ({PSID: dict()}, "needs a version"),
     ({PSID: dict(version="2.42.5000", sha256="abc")}, "64 hexadecimal digits"),
@@ -263,3 +263,63 @@ def test_check_mode_names_the_live_reset_and_runs_none(monkeypatch, sysfs, image
                         check_mode=True)
     assert result["changed"] is True and result["activated"] == [CX3] and len(result["commands"]) == 2
     assert fake.burns == [] and not [c for c in fake.calls if c[-1] == "reset"]
+
+
+MANAGER = "/usr/bin/mstfwmanager"
+
+
+class FakeManager(FakeFlint):
+    """mstflint with its firmware manager: each adapter's report is a real one of the corpus (the ConnectX-6 Dx whose
+    burnt 22.45.3608 waits while 22.43.1020 runs, and the Innova-2's ConnectX-5), whatever the address asked."""
+
+    REPORTS = {CX3: "mlxfwmanager_cx6dx_running_older.txt", CX5: "mlxup_query_cx5_no_image.txt"}
+
+    def __call__(self, argv, **kwargs):
+        if argv[0] == MANAGER:
+            assert argv[1] == "-d" and argv[3:] == ["--query"], argv
+            self.calls.append(argv)
+            return 0, sample(self.REPORTS[argv[2]]), ""
+        return super(FakeManager, self).__call__(argv, **kwargs)
+
+
+def install_manager(monkeypatch, fake, tools=("mstflint", "mstfwreset", "mstfwmanager", "ip")):
+    paths = dict(mstflint=TOOL, mstfwreset=RESET, mstfwmanager=MANAGER, ip=IP)
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda self, argv, **kw: fake(argv, **kw))
+    monkeypatch.setattr(basic.AnsibleModule, "get_bin_path",
+                        lambda self, name, *a, **kw: paths[name] if name in tools else None)
+
+
+def test_the_firmware_manager_reads_the_part_number_and_a_part_number_entry_pins_the_adapter(monkeypatch, sysfs):  # noqa: F811
+    fake = FakeManager({})
+    install_manager(monkeypatch, fake)
+    # Pinned by part number without the _Ax suffix the report prints; the ConnectX-5 by its own.
+    versions = {"MCX623106AC-CDA": dict(version="22.45.3608"), "MNV303212A-ADL_Ax": dict(version="16.24.4020")}
+    result = run_module(nic_firmware_image.main, dict(versions=versions))
+    assert result.get("failed") is not True, result.get("msg")
+    assert result["tool"]["reader"] == MANAGER and [c[0] for c in fake.calls] == [MANAGER, MANAGER]
+    plans = dict((a["pci"], a) for a in result["adapters"])
+    assert (plans[CX3]["key"], plans[CX3]["part_number"], plans[CX3]["psid"]) == (
+        "MCX623106AC-CDA", "MCX623106AC-CDA_Ax", "MT_0000000436")
+    # The burnt image is the pinned one and another runs: nothing to burn, the adapter waits for its activation.
+    assert plans[CX3]["action"] == "activate" and (plans[CX3]["burnt"], plans[CX3]["running"]) == ("22.45.3608", "22.43.1020")
+    assert plans[CX5]["action"] == "none" and result["unknown"] == [] and fake.burns == []
+    assert result["changed"] is False and result["pending"] == [CX3] and result["reboot_required"] is True
+    # An entry for the PSID wins over one for the part number.
+    versions.update({"MT_0000000436": dict(version="22.45.3608"), "MCX623106AC-CDA": dict(version="22.50.1000")})
+    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=versions))
+    assert result.get("failed") is not True, result.get("msg")
+    assert [(a["key"], a["action"]) for a in result["adapters"]] == [("MT_0000000436", "activate")]
+
+
+def test_without_the_manager_a_part_number_entry_matches_nothing_and_says_why(monkeypatch, sysfs):  # noqa: F811
+    fake = FakeManager({})
+    install_manager(monkeypatch, fake)
+    versions = {"MCX311A-XCA": dict(version="2.42.5000")}  # the ConnectX-3's part, in its image file's name
+    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=versions, reader="flint"))
+    assert result.get("failed") is not True, result.get("msg")
+    assert result["tool"]["reader"] == TOOL and result["unknown"] == [CX3] and MANAGER not in [c[0] for c in fake.calls]
+    assert "its part number was not read (flint's query prints none" in result["adapters"][0]["reason"]
+    install_manager(monkeypatch, fake, tools=("mstflint", "ip"))
+    missing = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=versions, reader="manager"))
+    assert missing["failed"] and "neither mlxfwmanager (NVIDIA MFT) nor mstfwmanager (mstflint) is installed" in missing["msg"]
+    assert fake.burns == []
