@@ -10,7 +10,9 @@
 #   alone   left out: another tier runs its files on the same boot of the VMs (run it by name);
 #   (empty) in the foreground lane, one after the other.
 # The VM lane opens with rdma, whose one VM leaves a core to the foreground lane, where the static tiers (with 'all')
-# and the tiers without VMs run; the two-VM tiers come after it. ROCE_PEER_PARALLEL=0 runs every tier in turn.
+# and the tiers without VMs run; the two-VM tiers come after it, then esxi (vcsim and the ESXi shells, peers no other
+# tier of either lane uses; no lock): it evens the two lanes out (tests/bench/suite_bench.py). ROCE_PEER_PARALLEL=0
+# runs every tier in turn.
 # A tier is named after its device family (module_utils package, lab folder, docs page).
 PEER_TIERS=(
   "firmware|mlxconfig and nic_firmware_image against the firmware simulators (mlxconfig, flint), locally and on lab hosts|test_mlxconfig_peer.py test_nic_firmware_image_peer.py|"
@@ -18,11 +20,11 @@ PEER_TIERS=(
   "qos|nic_qos module against the NIC QoS simulator (mlnx_qos, dcb, mlx5 ECN files) on the lab hosts|test_nic_qos_peer.py|"
   "onyx|onyx_roce module against the Onyx simulator over SSH|test_onyx_roce_peer.py|"
   "nvue|nvue_roce against the NVUE simulator (Cumulus Linux) over HTTPS and SSH, and roce_switch on Onyx and Cumulus in one play|test_nvue_roce_peer.py|"
-  "esxi|esxi_kernel_setting, vmx_passthru, esxi_ats against vcsim and the ESXi shell over SSH|test_esxi_peer.py|"
   "k8s|k8s_rdma_network and k8s_rdma_job roles against a real kube-apiserver|test_k8s_peer.py|"
   "image|the rdma_image role and container_image with podman: every documented Containerfile linted by hadolint, the inbox image built from a local base|test_rdma_image_peer.py|"
   "rdma|rdma_netns, boot_units, nvme_scratch and the host roles against a lab QEMU VM: real kernel, real reboots, real mdadm|test_rdma_host_args.py test_rdma_netns_peer.py test_boot_units_peer.py test_nvme_scratch_peer.py test_injection_peer.py test_rdma_host_ofed_peer.py|/tmp/roce-vm.lock|vm"
   "validate|on the two Soft-RoCE VMs, the validate role (rping, perftest, faults, report, the contract's DSCP on the wire, MPI and collectives), telemetry and ib_write_bw from the job image's container|test_validate_peer.py test_telemetry_peer.py test_rdma_image_vm_peer.py|/tmp/roce-vm.lock|vm"
+  "esxi|esxi_kernel_setting, vmx_passthru, esxi_ats against vcsim and the ESXi shell over SSH|test_esxi_peer.py|vm"
   "check|playbooks/roce.yml --check --diff on the whole lab: passes and changes no peer|test_roce_check_mode.py|/tmp/roce-vm.lock|last"
   "telemetry|the rdma_exporter role on the two Soft-RoCE VMs, scraped by a real Prometheus: traffic, device removal, reboot, promtool|test_telemetry_peer.py|/tmp/roce-vm.lock|alone"
 )
@@ -46,8 +48,15 @@ finish_background() {
   return $rc
 }
 
-# One peer tier by its row; several rows in turn, stopping at the first that fails.
-run_peer_rows() { local r; for r in "$@"; do run_peer_row "$r" || return $?; done; }
+# One peer tier by its row; several rows in turn, stopping at the first that fails (in the VM lane, a tier that needs
+# vcsim or kube-apiserver waits for their builds).
+run_peer_rows() {
+  local r
+  for r in "$@"; do
+    [[ "$NEEDS_NO_BUILD" == *" ${r%%|*} "* ]] || builds_ready
+    run_peer_row "$r" || return $?
+  done
+}
 run_peer_row() {
   local name what files lock mode
   IFS='|' read -r name what files lock mode <<<"$1"
@@ -71,7 +80,6 @@ free_lane() {
   # A tier of several commands runs as a process of its own: called here, in a list that takes its status, the
   # shell's errexit would not stop it at its first failing command.
   if [ "${LANES_STATIC:-0}" = 1 ]; then
-    start_builds
     for tier in lint sanity unit build ${LANES_COMPAT_HERE:+compat}; do
       t=$SECONDS
       "$REPO/tests/run" "$tier" || return $?
@@ -120,6 +128,8 @@ peer_all() {
       *) free+=("$row") ;;
     esac
   done
+  # The Go builds beside the first tiers ('all'), before either lane starts.
+  [ "${LANES_STATIC:-0}" != 1 ] || start_builds
   if [ "${ROCE_PEER_PARALLEL:-1}" != 1 ]; then
     LANES_COMPAT_HERE=1
     free_lane "$rest" "${free[@]}" || return $?

@@ -213,9 +213,14 @@ do_setup_lanes() {
 # The Go builds of vcsim and kube-apiserver (5-10 minutes cold on 2 cores, nothing when cached), in the background at
 # low priority: the VM lane, which sets the suite's length, does not wait for them, and the foreground lane's tiers
 # that need them (esxi, k8s and what follows) wait in wait_builds. Output printed when waited for.
-BUILDS_PID="" BUILDS_LOG=""
+# The builds hold BUILDS_LOCK until they end, taken before they start: the VM lane, which runs in a process of its own
+# (it cannot wait for this one's child), waits on the lock before a tier that needs them (builds_ready).
+BUILDS_PID="" BUILDS_LOG="" BUILDS_LOCK=""
 start_builds() {
   BUILDS_LOG=$(mktemp /tmp/roce-builds.XXXXXX)
+  BUILDS_LOCK=$BUILDS_LOG.lock
+  exec 8>"$BUILDS_LOCK"
+  flock 8
   (
     renice -n 10 -p "$BASHPID" >/dev/null
     t=$SECONDS
@@ -224,6 +229,13 @@ start_builds() {
     log "builds: vcsim and kube-apiserver ready after $((SECONDS - t)) s"
   ) >"$BUILDS_LOG" 2>&1 &
   BUILDS_PID=$!
+  # The build keeps the lock through its inherited descriptor; this shell lets go of its own.
+  exec 8>&-
+}
+# In another process than start_builds': wait until the builds ended (their success is wait_builds' to report).
+builds_ready() {
+  [ -n "$BUILDS_LOCK" ] || return 0
+  flock "$BUILDS_LOCK" true
 }
 wait_builds() {
   [ -n "$BUILDS_PID" ] || return 0
@@ -231,7 +243,7 @@ wait_builds() {
   wait "$BUILDS_PID" || rc=$?
   BUILDS_PID=""
   cat "$BUILDS_LOG" >&2
-  rm -f "$BUILDS_LOG"
+  rm -f "$BUILDS_LOG" "$BUILDS_LOCK"
   [ $rc = 0 ] || { printf 'error: the vcsim or kube-apiserver build failed (rc=%s)\n' "$rc" >&2; return 1; }
 }
 # The peer tiers that need neither vcsim nor kube-apiserver (they run before wait_builds).
