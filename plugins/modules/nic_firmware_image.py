@@ -109,6 +109,13 @@ options:
     description: Seconds one burn (or one live reset) may take before it is stopped (60 to 3600).
     type: int
     default: 900
+  reset_record:
+    description:
+      - Where the module keeps each adapter whose live reset did not load its burnt image, with the version and the
+        host's boot id (a JSON file, mode 0600, in a folder only root may write). A later run in the same boot does
+        not reset that adapter again for that version - the reboot is next. V("") keeps no record.
+    type: path
+    default: /var/lib/roce-fabric/nic_firmware_live_reset.json
 notes:
   - A reboot for what is left pending is the calling role's (one rolling reboot per host).
 seealso:
@@ -198,6 +205,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, ModuleRun, command_timeout_spec
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.flash import FlashTool, check_versions, image_checks, read_image
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.image import LIVE_RESET_LEVEL, fw_version, image_plan, version_text
+from ansible_collections.roce.fabric.plugins.module_utils.firmware.power_cycle import PowerCycleRecord, live_reset_tried
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.transport import FirmwareError
 
 NETDEV_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@-]{0,14}$")
@@ -245,7 +253,7 @@ def converge(run, tool, params):
     for plan in waiting:
         plan["activation"] = "reboot"
     if params["activate"] == "live_reset" and waiting:
-        live_reset(run, tool, waiting, params["keep_netdevs"], manager)
+        live_reset(run, tool, waiting, params, manager)
     waits = [p for p in waiting if p["activation"] != "live reset"]
     run.update(adapters=plans, activated=[p["pci"] for p in waiting if p["activation"] == "live reset"],
                pending=[p["pci"] for p in waits], unknown=[p["pci"] for p in plans if p["action"] == "unknown"],
@@ -253,10 +261,13 @@ def converge(run, tool, params):
                    "ConnectX firmware %s burnt on %s, %s runs" % (p["burnt"], p["pci"], p["running"]) for p in waits))
 
 
-def live_reset(run, tool, waiting, keep_netdevs, manager):
-    """Reset each waiting adapter live where nothing forbids it; ``activation`` says what happened or why not."""
+def live_reset(run, tool, waiting, params, manager):
+    """Reset each waiting adapter live where nothing forbids it; ``activation`` says what happened or why not. A reset
+    that did not load its image is recorded (``reset_record``): no run resets that adapter again for it in this boot."""
     reset_tool = tool.reset_tool()
-    protected = tool.protected_adapters(keep_netdevs)
+    protected = tool.protected_adapters(params["keep_netdevs"])
+    record = PowerCycleRecord(params["reset_record"], "live reset record").load()
+    boot_id = tool.boot_id()
     for plan in waiting:
         if plan["pci"] in protected:
             plan["activation"] = "reboot: no live reset, %s" % protected[plan["pci"]]
@@ -269,16 +280,25 @@ def live_reset(run, tool, waiting, keep_netdevs, manager):
             plan["activation"] = "reboot: no live reset, the adapter does not offer level %d (%s)" % (
                 LIVE_RESET_LEVEL, ", ".join("%d" % n for n, level in sorted(levels.items()) if level["supported"]) or "none")
             continue
+        if live_reset_tried(record.get(plan["pci"]), plan["burnt"], boot_id):
+            plan["activation"] = "reboot: a live reset in this boot already failed to load %s (%s); no second one" % (
+                plan["burnt"], record.path)
+            continue
         argv = tool.reset_argv(reset_tool, plan["device"])
         run.mutate(CommandRunner.render(argv), lambda argv=argv: tool.reset(argv))
         if not run.check_mode:
             again = tool.query_adapter(plan["device"], manager)
             plan["running"] = version_text(fw_version(again["running"]))
             if plan["running"] != plan["burnt"]:
-                # Never a second reset for what one did not load: the reboot is the next and last step.
+                # Never a second reset for what one did not load, in this run or a later one of this boot: the reboot
+                # is the next and last step.
                 plan["activation"] = "reboot: the live reset did not load %s (%s runs)" % (plan["burnt"], plan["running"])
+                record.set(plan["pci"], dict(version=plan["burnt"], boot_id=boot_id))
                 continue
+            record.set(plan["pci"], {})
         plan["activation"] = "live reset"
+    if not run.check_mode:
+        record.save()
 
 
 def main():
@@ -294,6 +314,7 @@ def main():
             activate=dict(type="str", choices=["none", "live_reset"], default="none"),
             keep_netdevs=dict(type="list", elements="str", default=[]),
             burn_timeout=dict(type="int", default=900),
+            reset_record=dict(type="path", default="/var/lib/roce-fabric/nic_firmware_live_reset.json"),
             **command_timeout_spec()
         ),
         supports_check_mode=True,

@@ -24,7 +24,7 @@ PEER_TIERS=(
   "image|the rdma_image role and container_image with podman: every documented Containerfile linted by hadolint, the inbox image built from a local base|test_rdma_image_peer.py|"
   "rdma|rdma_netns, boot_units, nvme_scratch and the host roles against a lab QEMU VM: real kernel, real reboots, real mdadm|test_rdma_host_args.py test_rdma_netns_peer.py test_boot_units_peer.py test_nvme_scratch_peer.py test_injection_peer.py test_rdma_host_ofed_peer.py|/tmp/roce-vm.lock|vm"
   "validate|on the two Soft-RoCE VMs, the validate role (rping, perftest, faults, report, the contract's DSCP on the wire, MPI and collectives), telemetry and ib_write_bw from the job image's container|test_validate_peer.py test_telemetry_peer.py test_rdma_image_vm_peer.py|/tmp/roce-vm.lock|vm"
-  "esxi|esxi_kernel_setting, vmx_passthru, esxi_ats against vcsim and the ESXi shell over SSH|test_esxi_peer.py|vm"
+  "esxi|esxi_kernel_setting, vmx_passthru, esxi_ats against vcsim and the ESXi shell over SSH|test_esxi_peer.py||vm"
   "check|playbooks/roce.yml --check --diff on the whole lab: passes and changes no peer|test_roce_check_mode.py|/tmp/roce-vm.lock|last"
   "telemetry|the rdma_exporter role on the two Soft-RoCE VMs, scraped by a real Prometheus: traffic, device removal, reboot, promtool|test_telemetry_peer.py|/tmp/roce-vm.lock|alone"
 )

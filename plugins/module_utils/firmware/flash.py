@@ -152,6 +152,14 @@ class FlashTool(FirmwareTool):
                                 category="reset_failed", rc=rc, stdout=out, stderr=err,
                                 failed_command=CommandRunner.render(argv))
 
+    def boot_id(self):
+        """This boot's id (``/proc/sys/kernel/random/boot_id``), None where it cannot be read."""
+        try:
+            with open(os.path.join(self.sysfs_root, "proc", "sys", "kernel", "random", "boot_id")) as handle:
+                return handle.read().strip() or None
+        except (IOError, OSError):
+            return None
+
     def controller_netdev(self):
         """The interface this host answers the controller's SSH session through (``SSH_CONNECTION``'s client
         address, ``ip -j route get``); None when the module does not run over SSH or the route cannot be read."""

@@ -8,6 +8,8 @@ adapters in a sysfs tree in a temp dir."""
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 
 import pytest
 
@@ -33,7 +35,8 @@ def sample(name):
 class FakeFlint(object):
     """mstflint: each adapter's query from the corpus, an image's query by its file, burns that change the query."""
 
-    def __init__(self, images, burn="burn_cx3_fs2.txt", burn_rc=0, reset="mlxfwreset_reset_cx4.txt", live=True):
+    def __init__(self, images, burn="burn_cx3_fs2.txt", burn_rc=0, reset="mlxfwreset_reset_cx4.txt", live=True,
+                 reset_loads=True):
         self.queries = {CX3: sample("flint_query_cx3_fs2_before_burn.txt"), CX5: sample("flint_query_cx5_fs4.txt")}
         self.images = images  # path -> the fixture of its query
         self.burn_text, self.burn_rc = sample(burn), burn_rc
@@ -43,6 +46,7 @@ class FakeFlint(object):
         self.levels_text = query if live else query.replace(
             "3: Driver restart and PCI reset                                  -Supported",
             "3: Driver restart and PCI reset                                  -Not Supported")
+        self.reset_loads = reset_loads  # False: the tool's reset ends as the real one does, the old image still runs
         self.calls = []
 
     def __call__(self, argv, **kwargs):
@@ -52,7 +56,8 @@ class FakeFlint(object):
         if argv[0] == RESET:
             if argv[-1] == "query":
                 return 0, self.levels_text, ""
-            self.queries[argv[2]] = self.queries[argv[2]].replace("FW Version(Running):   2.35.5100\n", "")
+            if self.reset_loads:
+                self.queries[argv[2]] = self.queries[argv[2]].replace("FW Version(Running):   2.35.5100\n", "")
             return 0, self.reset_text, ""
         if argv[0] == IP:
             return 0, sample("ip_route_get_via_gateway.txt"), ""
@@ -216,6 +221,43 @@ def test_a_live_reset_makes_the_burnt_image_run_without_a_reboot(monkeypatch, sy
     assert result["commands"][-1] == "%s -d %s --level 3 -y reset" % (RESET, CX3)
     assert result["adapters"][0]["activation"] == "live reset" and result["adapters"][0]["running"] == "2.42.5000"
     assert [IP, "-j", "route", "get", "192.0.2.10"] in fake.calls
+
+
+def test_a_live_reset_that_did_not_load_the_image_is_not_tried_again_in_this_boot(monkeypatch, sysfs, image, tmp_path):  # noqa: F811
+    """The reset ends as the tool's does, but the old image still runs: the adapter waits for the reboot, and the
+    record (the adapter, the version, this boot) keeps the next run in the same boot from a second reset; after a
+    boot the record no longer holds."""
+    path, digest = image
+    fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"}, reset_loads=False)
+    install(monkeypatch, fake)
+    monkeypatch.delenv("SSH_CONNECTION", raising=False)
+    boot = os.path.join(sysfs, "proc", "sys", "kernel", "random")
+    os.makedirs(boot)
+    with open(os.path.join(boot, "boot_id"), "w") as handle:
+        handle.write("9a2f0a4e-6c1d-4f55-8c53-4b1e2a7d0c11\n")
+    record = str(tmp_path / "state" / "nic_firmware_live_reset.json")
+    os.makedirs(os.path.dirname(record), mode=0o700)
+    args = dict(devices=[CX3], versions=pin(path, digest), activate="live_reset", reset_record=record)
+
+    def resets():
+        return [c for c in fake.calls if c[-1] == "reset"]
+    first = run_module(nic_firmware_image.main, args)
+    assert first.get("failed") is not True, first.get("msg")
+    assert first["adapters"][0]["activation"] == "reboot: the live reset did not load 2.42.5000 (2.35.5100 runs)"
+    assert first["pending"] == [CX3] and first["reboot_required"] is True and len(resets()) == 1
+    with open(record) as handle:
+        assert json.load(handle) == {CX3: {"version": "2.42.5000", "boot_id": "9a2f0a4e-6c1d-4f55-8c53-4b1e2a7d0c11"}}
+    assert oct(os.stat(record).st_mode & 0o777) == "0o600"
+    for check_mode in (True, False):
+        again = run_module(nic_firmware_image.main, args, check_mode=check_mode)
+        assert again["adapters"][0]["activation"] == (
+            "reboot: a live reset in this boot already failed to load 2.42.5000 (%s); no second one" % record)
+        assert again["changed"] is False and again["reboot_required"] is True and len(resets()) == 1
+    # Another boot (the reboot did not load it either): the record is of an earlier boot, a reset may be tried.
+    with open(os.path.join(boot, "boot_id"), "w") as handle:
+        handle.write("5d0c7b8e-1f2a-4c3b-9e4d-6a7b8c9d0e1f\n")
+    later = run_module(nic_firmware_image.main, args)
+    assert len(resets()) == 2 and later["adapters"][0]["activation"].startswith("reboot: the live reset did not load")
 
 
 @pytest.mark.parametrize("case, why", [
