@@ -27,6 +27,8 @@ _AVG_RE = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*([0-9.eE+-]+)\s*(\w*)")
 _VERSION_RE = re.compile(r"^#\s*nccl-tests version (\S+)")
 _COLLECTIVE_RE = re.compile(r"^#\s*Collective test starting:\s*(\S+)")
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
+# Open MPI's mpirun --tag-output: "[<job>,<rank>]<stdout>:" (or <stderr>:) before every line a rank printed.
+_TAG_RE = re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr|stddiag)>:")
 # "#  Rank  1 Group  0 Pid  4242 on    node2 device  0 [0x1b] NVIDIA H200": the ranks and where they ran.
 _RANK_RE = re.compile(r"^#\s*Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s*(.*)$")
 # Lines mpirun or the benchmark may interleave; ranks prefix nothing in nccl-tests' own table.
@@ -44,8 +46,14 @@ def _float(token, line):
         raise NcclParseError("not a number '%s' in results row: %s" % (token, line.strip()))
 
 
+def untag(text):
+    """The ranks' output without the ``[job,rank]<stdout>:`` prefix ``mpirun --tag-output`` puts before each line;
+    other lines as they are."""
+    return "\n".join(_TAG_RE.sub("", line) for line in (text or "").splitlines())
+
+
 def parse_results(text):
-    """Parse nccl-tests (or roce.fabric's nccl_bench) output.
+    """Parse nccl-tests (or roce.fabric's nccl_bench) output, also as ``mpirun --tag-output`` prints it (``untag``).
 
     Returns ``version``, ``collective``, ``layout`` (``'wrong'`` for current builds,
     ``'error'`` for older ones), ``rows`` (``size``, ``count``, ``type``, ``redop``, ``root``
@@ -58,7 +66,7 @@ def parse_results(text):
     Raises NcclParseError for output without a header, without rows, cut off before the
     ``Avg bus bandwidth`` line (truncated) or with a row that does not fit the header.
     """
-    lines = [_ANSI_RE.sub("", line) for line in (text or "").splitlines()]
+    lines = [_ANSI_RE.sub("", line) for line in untag(text).splitlines()]
     result = dict(version=None, collective=None, layout=None, rows=[], oob_values=None, oob_ok=None,
                   avg_busbw=None, avg_status=None, wrong_total=0, max_busbw=None, ranks=[])
     columns = None
@@ -123,7 +131,7 @@ def parse_all_results(text):
     """
     blocks = []
     current = []
-    for line in (text or "").splitlines():
+    for line in untag(text).splitlines():
         if _COLLECTIVE_RE.match(_ANSI_RE.sub("", line)) and any(_HEADER_RE.match(x) for x in current):
             blocks.append(current)
             current = []
@@ -270,7 +278,7 @@ def check_log(text, require_net=None, require_gdr=False):
     ``gdr`` (True/False/None), ``version`` and ``findings`` (``severity``, ``code``, ``message``,
     ``fix``), one per problem found.
     """
-    text = text or ""
+    text = untag(text)
     findings = []
     networks = []
     for name in _USING_NETWORK_RE.findall(text):

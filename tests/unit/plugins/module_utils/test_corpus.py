@@ -47,6 +47,19 @@ def test_every_sample_says_where_it_comes_from(tool, name):
     assert corpus.read(tool, name).strip(), "empty sample"
 
 
+def test_the_readme_counts_the_samples_by_kind():
+    """fixtures/README.md's table: the samples of each folder by kind, as their headers say."""
+    kinds = ("captured", "public", "excerpt", "derived", "built")
+    counts = dict((tool, [0] * len(kinds)) for tool, _name in ALL)
+    for tool, name in ALL:
+        counts[tool][kinds.index(corpus.meta(tool, name)["kind"])] += 1
+    rows = ["| `%s/` | %s |" % (tool, " | ".join(str(n) for n in counts[tool])) for tool in sorted(counts)]
+    rows.append("| all | %s |" % " | ".join(str(sum(c[i] for c in counts.values())) for i in range(len(kinds))))
+    with open(os.path.join(corpus.FIXTURES, "README.md")) as handle:
+        table = [line for line in handle.read().splitlines() if line.startswith(("| `", "| all "))]
+    assert table == rows
+
+
 # Real samples each tool has at least (the aim is three).
 MINIMUM = {("mlxconfig", "query_"): 3, ("mlxconfig", "set_"): 2, ("nccl", "info_"): 3, ("perftest", ""): 3,
            ("rdma", ""): 3, ("gpu", "topo_"): 3, ("onyx", ""): 3}

@@ -253,6 +253,26 @@ def test_nccl_bench_h200_socket_fallback_flagged():
     assert nc.check_log(fixture("nccl_bench_h200x2_socket_info.log"), require_net="IB")["passed"] is False
 
 
+def test_a_run_through_mpirun_tag_output_is_read_as_the_ranks_printed_it():
+    """Two ranks of nccl_bench through Open MPI 4.1.6's mpirun --tag-output on the GPU machine: every line of the
+    tables and of NCCL's log carries "[1,<rank>]<stdout>:"; untagged, they read as a run without the launcher."""
+    text = fixture("nccl_bench_h200x2_mpirun_tag_output.txt")
+    assert all(line.startswith(("[1,0]<stdout>:", "[1,1]<stdout>:")) for line in text.splitlines()), text[:300]
+    tables = nc.parse_all_results(text)
+    assert [t["collective"] for t in tables] == ["all_reduce_perf_torch", "all_to_all_perf_torch"]
+    assert [(r["rank"], r["host"], r["device"]) for r in tables[0]["ranks"]] == [(0, "vm", 0), (1, "vm", 1)]
+    assert [r["size"] for r in tables[0]["rows"]] == [1 << 20, 1 << 22, 1 << 24]
+    assert tables[0]["rows"][-1]["in_place"]["busbw"] == 191.61 and tables[0]["avg_busbw"] == 91.4723
+    assert tables[1]["rows"][-1]["out_of_place"]["busbw"] == 111.23 and all(nc.results_verdict(t)[0] for t in tables)
+    check = nc.check_log(text)
+    assert check["passed"] is True and check["version"] == "2.28.9+cuda13.0", check["findings"]
+    assert set(check["transports"]) == {"P2P/CUMEM"}, check["transports"]
+    # Without untagging nothing of it reads: the prefix is what stood between the launcher's output and the parsers.
+    assert nc.untag("[1,0]<stdout>:#  Rank  0 Group  0 Pid   1181 on         vm device  0 NVIDIA H200") == (
+        "#  Rank  0 Group  0 Pid   1181 on         vm device  0 NVIDIA H200")
+    assert nc.untag("[1,12]<stderr>:x\nplain line") == "x\nplain line"
+
+
 def test_parse_all_results_single_table_and_truncated_second():
     assert len(nc.parse_all_results(fixture(CURRENT))) == 1
     text = fixture("nccl_bench_h200x2_p2p.txt")
