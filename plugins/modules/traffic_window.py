@@ -102,6 +102,16 @@ options:
     description: Below this many RDMA bytes a port is skipped (too little traffic to judge).
     type: int
     default: 1000000
+  pcie:
+    description:
+      - Sample each port's PCIe link (its PCI function and the port above it) every half second while the window is
+        open (C(roce_pcie_sampler.py) in O(work_dir), run with O(python); reads sysfs only), and read their AER
+        counters at both ends of the window. Each check of O(state=close) then carries C(pcie) - the link at the
+        busiest moment of the port's traffic (an idle link trains down, which is not a fault), how many samples with
+        traffic ran below the link's capability, and the AER errors of the window.
+      - Needs O(work_dir); nothing is sampled in check mode.
+    type: bool
+    default: true
 notes:
   - The validate role opens the window before NCCL across hosts and the pair tests and closes it after them.
 seealso:
@@ -127,8 +137,8 @@ EXAMPLES = r"""
 
 RETURN = r"""
 counters:
-  description: Each port's snapshot (as M(roce.fabric.rdma_counters) returns it, with C(item), the port), or C(item)
-    and C(msg) where it could not be read.
+  description: Each port's snapshot (as M(roce.fabric.rdma_counters) returns it, with C(item), the port, and C(aer), the
+    AER counter files of its PCI function and of the port above it), or C(item) and C(msg) where it could not be read.
   returned: always
   type: list
   elements: dict
@@ -138,7 +148,8 @@ captures:
   type: list
   elements: dict
 checks:
-  description: One C(traffic <netdev>) record per port (C(name), C(status), C(msg), C(command)), O(state=close).
+  description: One C(traffic <netdev>) record per port (C(name), C(status), C(msg), C(command); C(nic), the counters
+    that moved; C(pcie), see O(pcie)), O(state=close).
   returned: when state is close
   type: list
   elements: dict
@@ -165,6 +176,8 @@ from ansible_collections.roce.fabric.plugins.module_utils.qos.contract import Co
 from ansible_collections.roce.fabric.plugins.module_utils.qos.counters import traffic_checks
 from ansible_collections.roce.fabric.plugins.module_utils.qos.port_counters import read_port
 from ansible_collections.roce.fabric.plugins.module_utils.qos.state import QosInputError, check_names
+from ansible_collections.roce.fabric.plugins.module_utils.validate import pcie_sampler
+from ansible_collections.roce.fabric.plugins.module_utils.validate.pcie import window_reading
 
 
 def snapshots(module, ports):
@@ -173,29 +186,38 @@ def snapshots(module, ports):
         item = dict(netdev=port["netdev"], device=port.get("device"), port=port["port"])
         try:
             out.append(dict(read_port(module, module.params["root"], port["netdev"], port.get("device"), port["port"]),
-                            item=item))
+                            item=item, aer=pcie_sampler.read_aer(module.params["root"], port["netdev"])))
         except FabricError as exc:
             out.append(dict(item=item, msg=str(exc)))
     return out
 
 
-# The capture script's name on the host (dscp_capture.replace_earlier finds an earlier capture by it).
+# The capture script's name on the host (dscp_capture.replace_earlier finds an earlier capture by it), and the PCIe
+# sampler's.
 CAPTURE_SCRIPT = "roce_dscp_capture.py"
+SAMPLER_SCRIPT = "roce_pcie_sampler.py"
 
 
-def write_capture_script(work_dir):
-    """The capture script (module_utils/qos/dscp_capture.py, its own source) in the private ``work_dir``, made if
-    missing; its path. PrivateDirError when ``work_dir`` is not private (nothing is written then)."""
+def write_capture_script(work_dir, name=CAPTURE_SCRIPT, source=dscp_capture):
+    """A script (module_utils/qos/dscp_capture.py or validate/pcie_sampler.py, its own source) in the private
+    ``work_dir``, made if missing; its path. PrivateDirError when ``work_dir`` is not private (nothing is written)."""
     private_dir(work_dir)
-    path = os.path.join(work_dir, CAPTURE_SCRIPT)
+    path = os.path.join(work_dir, name)
     with open_private(path, "w") as handle:
-        handle.write(inspect.getsource(dscp_capture))
+        handle.write(inspect.getsource(source))
     return path
 
 
 def capture_files(params, netdev):
     base = os.path.join(params["work_dir"], "capture-%s" % netdev)
     return base + ".json", base + ".stop"
+
+
+def sampling(run, params):
+    """The netdevs whose PCIe link the sampler watches (none in check mode, with pcie off, or without work_dir)."""
+    if run.check_mode or not params["pcie"] or not params["work_dir"]:
+        return []
+    return [port["netdev"] for port in params["ports"]]
 
 
 def detach(argv):
@@ -223,14 +245,16 @@ def open_window(run, module):
     started = []
     # Check mode reads the counters only: a capture is a process on the host, and its files are written.
     capturing = [] if run.check_mode else params["capture"]
-    script = None
-    if capturing:
+    sampled = sampling(run, params)
+    script = sampler = None
+    if capturing or sampled:
         python = module.get_bin_path(params["python"], required=True)
         try:
             script = write_capture_script(params["work_dir"])
+            sampler = write_capture_script(params["work_dir"], SAMPLER_SCRIPT, pcie_sampler) if sampled else None
         except PrivateDirError as exc:
             run.fail("%s; nothing was changed" % exc)
-    for netdev in capturing:
+    for netdev in capturing + (["pcie"] if sampled else []):
         result, stop = capture_files(params, netdev)
         for path in (result, stop):
             if os.path.lexists(path):
@@ -240,6 +264,9 @@ def open_window(run, module):
         result, stop = capture_files(params, netdev)
         detach([python, script, netdev, str(params["capture_seconds"]), result, stop])
         started.append(dict(netdev=netdev))
+    if sampled:
+        result, stop = capture_files(params, "pcie")
+        detach([python, sampler, str(params["capture_seconds"]), result, stop] + sampled)
     run.update(counters=counters, captures=started)
 
 
@@ -250,17 +277,18 @@ def close_window(run, module):
     except ContractError as exc:
         raise FabricError("contract: %s" % exc, kind="bad_input")
     capturing = [] if run.check_mode else params["capture"]
+    sampled = ["pcie"] if sampling(run, params) else []
     try:
-        if capturing:
+        if capturing or sampled:
             check_private_dir(params["work_dir"])
-        for netdev in capturing:
+        for netdev in capturing + sampled:
             with open_private(capture_files(params, netdev)[1], "w"):
                 pass
     except PrivateDirError as exc:
         run.fail("%s; nothing was changed" % exc)
     deadline = time.monotonic() + params["capture_wait"]
     counts, read = {}, []
-    for netdev in capturing:
+    for netdev in capturing + sampled:
         result = capture_files(params, netdev)[0]
         while not os.path.exists(result) and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -269,13 +297,20 @@ def close_window(run, module):
                 counts[netdev] = json.load(handle)
         except (OSError, ValueError):
             pass  # no counts: the port is judged on its counters alone
-        read.append(dict(netdev=netdev, counts=counts.get(netdev)))
+        if netdev in capturing:
+            read.append(dict(netdev=netdev, counts=counts.get(netdev)))
+    links = counts.pop("pcie", None) or {}
     after = snapshots(module, params["ports"])
     before = dict((b.get("item", {}).get("netdev"), b) for b in params["before"])
     missing = dict(msg="no snapshot from the window's opening")
     paired = [(dict(before.get(a["item"]["netdev"]) or dict(missing, item=a["item"])), a) for a in after]
     checks = traffic_checks([b for b, _a in paired], [a for _b, a in paired], qos["roce_priority"], qos["roce_dscp"],
                             captures=counts, min_share=params["min_share"], min_bytes=params["min_bytes"])
+    # Each port's PCIe link while its traffic flowed and the AER errors of the window, for the fault location.
+    for check, (old, new) in zip(checks, paired):
+        reading = window_reading(links.get(new["item"]["netdev"]), old.get("aer"), new.get("aer"))
+        if reading:
+            check["pcie"] = reading
     run.update(counters=after, captures=read, checks=checks)
 
 
@@ -298,6 +333,7 @@ def main():
             contract=dict(type="dict", default={}),
             min_share=dict(type="float", default=0.95),
             min_bytes=dict(type="int", default=1000000),
+            pcie=dict(type="bool", default=True),
             **command_timeout_spec()
         ),
         supports_check_mode=True,

@@ -9,8 +9,9 @@ PRIVATE to the roce.fabric collection: may change without notice.
 
 The validate role tests one RoCE port per host (the first active one, ``plan.py``): one rail, its endpoints
 ``host/<device>``. A pair test is bad when it failed or its bandwidth fell below the rail's robust reference
-(``locate.rail_outcomes``); the evidence of an endpoint is the ``ethtool -S`` deltas its ``traffic <netdev>`` check
-carries (``qos/counters.py traffic_checks``). The anchor retests the engine plans are not run by the role: a
+(``locate.rail_outcomes``); the evidence of an endpoint is what its ``traffic <netdev>`` check carries: the
+``ethtool -S`` deltas (``qos/counters.py traffic_checks``) and the PCIe link under the traffic with the window's AER
+errors (``pcie``, ``pcie.window_reading``). The anchor retests the engine plans are not run by the role: a
 suspect stays a suspect, and says so. A fabric of two hosts cannot tell which end of a failing pair is at fault:
 the matrix needs three hosts or more.
 """
@@ -45,9 +46,14 @@ def run_inputs(tests, hosts):
     readings = {}
     for name, wiring in endpoints.items():
         for check in (hosts.get(wiring["host"]) or {}).get("checks") or []:
-            if check.get("device") == wiring["device"] and isinstance(check.get("nic"), dict):
-                readings[name] = dict(nic=check["nic"])
-                wiring["netdev"] = check.get("netdev")
+            if check.get("device") != wiring["device"] or not (isinstance(check.get("nic"), dict) or check.get("pcie")):
+                continue
+            readings[name] = dict(nic=check.get("nic") or {})
+            wiring["netdev"] = check.get("netdev")
+            # The port's PCIe link while its traffic flowed, and the AER errors of the window (traffic_window).
+            if isinstance(check.get("pcie"), dict):
+                readings[name]["pcie"] = check["pcie"]
+                wiring["pci"] = check["pcie"].get("pci")
     fleet = dict(endpoints=endpoints, hosts=sorted(set(w["host"] for w in endpoints.values())))
     return fleet, ({RAIL: rail} if rail else {}), dict(endpoints=readings)
 

@@ -268,12 +268,18 @@ def endpoint_evidence(endpoint, wiring, found, switch_ports, rail_mtu=None, wind
         pcie_text.append("x%s of x%s under load" % (pcie["width"], pcie["max_width"]))
     if pcie.get("speed") and pcie.get("max_speed") and float(pcie["speed"]) < float(pcie["max_speed"]):
         pcie_text.append("%s of %s GT/s under load" % (pcie["speed"], pcie["max_speed"]))
+    up = dict((key[len("upstream_"):], value) for key, value in pcie.items() if key.startswith("upstream_"))
+    if up.get("width") and up.get("max_width") and int(up["width"]) < int(up["max_width"]):
+        pcie_text.append("its upstream port %s at x%s of x%s under load" % (up.get("pci") or "?", up["width"], up["max_width"]))
+    if up.get("speed") and up.get("max_speed") and float(up["speed"]) < float(up["max_speed"]):
+        pcie_text.append("its upstream port %s at %s of %s GT/s under load" % (up.get("pci") or "?", up["speed"],
+                                                                               up["max_speed"]))
     aer_names = ("aer_correctable", "aer_nonfatal", "aer_fatal", "upstream_aer_correctable", "upstream_aer_nonfatal",
                  "upstream_aer_fatal")
     aer = sum(int(pcie.get(name) or 0) for name in aer_names)
     if aer:
-        pcie_text.append("%d AER errors on %s or its upstream port %s" % (aer, wiring.get("pci") or "?",
-                                                                          wiring.get("upstream") or "?"))
+        pcie_text.append("%d AER errors on %s or its upstream port %s" % (aer, wiring.get("pci") or pcie.get("pci") or "?",
+                                                                          wiring.get("upstream") or pcie.get("upstream_pci") or "?"))
     signal = _sum(nic, PCI_SIGNAL)
     if signal:
         pcie_text.append("%d PCIe signal integrity or buffer overflow events at the NIC" % signal)

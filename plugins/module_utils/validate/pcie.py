@@ -69,3 +69,32 @@ def aer_delta(before, after):
     """New errors between two readings of one AER file (0 after a reset, which starts the counts again)."""
     old, new = parse_aer(before).get("total", 0), parse_aer(after).get("total", 0)
     return new - old if new >= old else new
+
+
+AER_KEYS = (("aer_dev_correctable", "correctable"), ("aer_dev_nonfatal", "nonfatal"), ("aer_dev_fatal", "fatal"))
+
+
+def window_reading(sampled, aer_before, aer_after):
+    """One port's PCIe evidence of a traffic window, as the fault location engine reads it (``locate.evidence``'s
+    ``pcie``): the link of its PCI function at the busiest moment of the traffic (``sampled``: the sampler's summary
+    of the port; None when it did not run) - ``pci``, ``speed``, ``max_speed``, ``width``, ``max_width``, the port above
+    it as ``upstream_*``, ``busy_samples`` and ``below_samples`` (samples with traffic whose link ran below its
+    capability) - and the AER errors counted during the window at both ends (``aer_correctable`` ...,
+    ``upstream_aer_correctable`` ...; ``aer_before``/``aer_after``: ``pcie_sampler.read_aer`` at the window's
+    opening and close). None when there is nothing to say."""
+    out = {}
+    sampled = sampled or {}
+    link, upstream = sampled.get("link") or {}, sampled.get("upstream") or {}
+    for key in ("pci", "speed", "max_speed", "width", "max_width"):
+        if link.get(key) is not None:
+            out[key] = link[key]
+        if upstream.get(key) is not None:
+            out["upstream_" + key] = upstream[key]
+    if link or upstream:
+        out.update(busy_samples=sampled.get("busy", 0), below_samples=sampled.get("below", 0))
+    for side, prefix in (("function", ""), ("upstream", "upstream_")):
+        before, after = (aer_before or {}).get(side) or {}, (aer_after or {}).get(side) or {}
+        for name, key in AER_KEYS:
+            if name in before and name in after:
+                out[prefix + "aer_" + key] = aer_delta(before[name], after[name])
+    return out or None

@@ -55,6 +55,28 @@ def test_a_host_whose_pairs_fail_with_receive_errors_is_its_cable_with_two_kinds
     assert [e["kind"] for e in top["evidence"]] == ["matrix", "nic_rx"] and "5 of its 5 pairs" in top["evidence"][0]["text"]
 
 
+def test_a_host_whose_pairs_are_slow_on_a_narrow_pcie_link_is_its_pcie_link():
+    """gpu03's pairs run at a quarter of the rail (x4 of x16 while its traffic flowed, as traffic_window samples it);
+    its NIC counters are clean: the host's PCIe link, not the cable, with the PCI address named."""
+    tests = merged()
+    for test in tests:
+        if "gpu03" in (test["server"], test["client"]):
+            test["summary"] = dict(bytes=65536, value=23.1, unit="Gb/s")
+    hosts = hosts_with()
+    hosts["gpu03"]["checks"][0]["pcie"] = dict(pci="0000:17:00.0", speed=32.0, max_speed=32.0, width=4, max_width=16,
+                                               upstream_pci="0000:16:02.0", upstream_width=16, upstream_max_width=16,
+                                               busy_samples=6, below_samples=6, aer_correctable=0)
+    findings, location = findings_of(tests, hosts)
+    assert location["suspects"] == ["gpu03/mlx5_0"]
+    top = findings[0]
+    assert (top["part"], top["id"], top["replace"]) == ("pcie_link", "gpu03/mlx5_0", True), findings
+    pcie_evidence = [e for e in top["evidence"] if e["kind"] == "pcie"]
+    assert pcie_evidence and pcie_evidence[0]["text"] == "PCIe 0000:17:00.0: x4 of x16 under load"
+    # The same run with the link at full width: the matrix alone, no PCIe evidence.
+    hosts["gpu03"]["checks"][0]["pcie"].update(width=16)
+    assert [e["kind"] for e in findings_of(tests, hosts)[0][0]["evidence"]] == ["matrix"]
+
+
 def test_the_matrix_alone_names_the_nic_port_for_inspection_only():
     findings, _location = findings_of(merged("gpu02"), hosts_with())
     assert [(f["part"], f["id"], f["confidence"], f["replace"]) for f in findings] == [
