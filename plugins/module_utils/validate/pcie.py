@@ -16,23 +16,11 @@ judged under load only: idle GPUs and NICs train down to save power, which is no
 
 from __future__ import annotations
 
-import re
+# The sampler runs as a script of its own on the host (stdlib only): its readers of the link files are the ones here.
+from ansible_collections.roce.fabric.plugins.module_utils.validate.pcie_sampler import speed_of as parse_link_speed
+from ansible_collections.roce.fabric.plugins.module_utils.validate.pcie_sampler import width_of as parse_link_width
 
-SPEED_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*GT/s")
-
-
-def parse_link_speed(text):
-    """GT/s as a float from ``current_link_speed``; None for ``Unknown`` or anything else."""
-    match = SPEED_RE.match(text or "")
-    return float(match.group(1)) if match else None
-
-
-def parse_link_width(text):
-    try:
-        value = int(str(text).strip())
-    except (TypeError, ValueError):
-        return None
-    return value if value > 0 else None
+__all__ = ["parse_link_speed", "parse_link_width", "link_state", "link_files", "parse_aer", "aer_delta", "window_reading"]
 
 
 def link_state(speed, width, max_speed, max_width):

@@ -38,11 +38,14 @@ def _read(path):
 
 
 def speed_of(text):
+    """GT/s as a float from ``current_link_speed`` (``32.0 GT/s PCIe``; ``8 GT/s`` on older kernels); None for
+    ``Unknown`` or anything else."""
     match = SPEED_RE.match(text or "")
     return float(match.group(1)) if match else None
 
 
 def width_of(text):
+    """Lanes from ``current_link_width``; None for 0 (a link down) or anything else."""
     try:
         value = int(str(text).strip())
     except (TypeError, ValueError):
