@@ -10,9 +10,9 @@
 #   alone   left out: another tier runs its files on the same boot of the VMs (run it by name);
 #   (empty) in the foreground lane, one after the other.
 # The VM lane opens with rdma, whose one VM leaves a core to the foreground lane, where the static tiers (with 'all')
-# and the tiers without VMs run; the two-VM tiers come after it, then esxi (vcsim and the ESXi shells, peers no other
-# tier of either lane uses; no lock): it evens the two lanes out (tests/bench/suite_bench.py). ROCE_PEER_PARALLEL=0
-# runs every tier in turn.
+# and the tiers without VMs run; the two-VM tiers come after it. With 'all' the "last" tier (check) opens the VM
+# lane instead, on the fresh lab, while the foreground lane's static tiers need no peer; the foreground's peer tiers
+# wait for it (peers_free). ROCE_PEER_PARALLEL=0 runs every tier in turn.
 # A tier is named after its device family (module_utils package, lab folder, docs page).
 PEER_TIERS=(
   "firmware|mlxconfig and nic_firmware_image against the firmware simulators (mlxconfig, flint), locally and on lab hosts|test_mlxconfig_peer.py test_nic_firmware_image_peer.py|"
@@ -20,11 +20,11 @@ PEER_TIERS=(
   "qos|nic_qos module against the NIC QoS simulator (mlnx_qos, dcb, mlx5 ECN files) on the lab hosts|test_nic_qos_peer.py|"
   "onyx|onyx_roce module against the Onyx simulator over SSH|test_onyx_roce_peer.py|"
   "nvue|nvue_roce against the NVUE simulator (Cumulus Linux) over HTTPS and SSH, and roce_switch on Onyx and Cumulus in one play|test_nvue_roce_peer.py|"
+  "esxi|esxi_kernel_setting, vmx_passthru, esxi_ats against vcsim and the ESXi shell over SSH|test_esxi_peer.py|"
   "k8s|k8s_rdma_network and k8s_rdma_job roles against a real kube-apiserver|test_k8s_peer.py|"
   "image|the rdma_image role and container_image with podman: every documented Containerfile linted by hadolint, the inbox image built from a local base|test_rdma_image_peer.py|"
   "rdma|rdma_netns, boot_units, nvme_scratch and the host roles against a lab QEMU VM: real kernel, real reboots, real mdadm|test_rdma_host_args.py test_rdma_netns_peer.py test_boot_units_peer.py test_nvme_scratch_peer.py test_injection_peer.py test_rdma_host_ofed_peer.py|/tmp/roce-vm.lock|vm"
   "validate|on the two Soft-RoCE VMs, the validate role (rping, perftest, faults, report, the contract's DSCP on the wire, MPI and collectives), telemetry and ib_write_bw from the job image's container|test_validate_peer.py test_telemetry_peer.py test_rdma_image_vm_peer.py|/tmp/roce-vm.lock|vm"
-  "esxi|esxi_kernel_setting, vmx_passthru, esxi_ats against vcsim and the ESXi shell over SSH|test_esxi_peer.py||vm"
   "check|playbooks/roce.yml --check --diff on the whole lab: passes and changes no peer|test_roce_check_mode.py|/tmp/roce-vm.lock|last"
   "telemetry|the rdma_exporter role on the two Soft-RoCE VMs, scraped by a real Prometheus: traffic, device removal, reboot, promtool|test_telemetry_peer.py|/tmp/roce-vm.lock|alone"
 )
@@ -73,6 +73,15 @@ run_peer_row() {
   return $rc
 }
 
+# The tiers that open the VM lane ('all': the "last" ones, which need every peer to themselves) and the file the VM
+# lane makes once they ended; the foreground lane's peer tiers wait for it (or for the VM lane to end).
+FIRST_ROWS=() PEERS_FREE=""
+peers_free() {
+  [ -n "$PEERS_FREE" ] || return 0
+  [ -e "$PEERS_FREE" ] || log "the peer tiers wait for $(for row in "${FIRST_ROWS[@]}"; do printf '%s ' "${row%%|*}"; done)to give the lab back"
+  while [ ! -e "$PEERS_FREE" ] && kill -0 "$BG_PID" 2>/dev/null; do sleep 1; done
+}
+
 # The foreground lane: (with 'all') the static tiers, the peer tiers without a lock, then (with 'all') the clients.
 free_lane() {
   local rest=$1 tier t
@@ -87,6 +96,7 @@ free_lane() {
     done
   fi
   local row
+  [ $# -eq 0 ] || peers_free
   for row in "$@"; do
     [[ "$NEEDS_NO_BUILD" == *" ${row%%|*} "* ]] || wait_builds || return $?
     run_peer_row "$row" || return $?
@@ -99,6 +109,12 @@ free_lane() {
 # The VM lane: its tiers in turn, then (with 'all') the compat tier, whose two ansible-core releases' units, sanity and
 # Galaxy install need no peer: the VM tiers end before the foreground's (measured: tests/bench/results/).
 vm_lane() {
+  if [ ${#FIRST_ROWS[@]} -gt 0 ]; then
+    local first_rc=0
+    run_peer_rows "${FIRST_ROWS[@]}" || first_rc=$?
+    touch "$PEERS_FREE"
+    [ $first_rc = 0 ] || return $first_rc
+  fi
   run_peer_rows "$@" || return $?
   if [ "${LANES_STATIC:-0}" = 1 ]; then
     local t=$SECONDS
@@ -135,8 +151,15 @@ peer_all() {
     free_lane "$rest" "${free[@]}" || return $?
     run_peer_rows "${vm[@]}" || return $?
   else
+    if [ "${LANES_STATIC:-0}" = 1 ] && [ ${#last[@]} -gt 0 ] && [ ${#vm[@]} -gt 0 ] && [ -x "$(kube_apiserver_dir)/kube-apiserver" ]; then
+      # 'all': the check tier first, on the lab as it starts, beside the static tiers (measured: it ended the run
+      # alone). Not where kube-apiserver is still to be built (minutes on a cold cache): the foreground would wait.
+      FIRST_ROWS=("${last[@]}")
+      last=()
+      PEERS_FREE=$(mktemp -u /tmp/roce-peers-free.XXXXXX)
+    fi
     if [ ${#vm[@]} -gt 0 ]; then
-      log "lanes: $(for row in "${vm[@]}"; do printf '%s ' "${row%%|*}"; done)$([ "${LANES_STATIC:-0}" = 1 ] && echo "compat ")in the background (output at its end)"
+      log "lanes: $(for row in "${FIRST_ROWS[@]}" "${vm[@]}"; do printf '%s ' "${row%%|*}"; done)$([ "${LANES_STATIC:-0}" = 1 ] && echo "compat ")in the background (output at its end)"
       start_background vm_lane "${vm[@]}"
     else
       LANES_COMPAT_HERE=1
@@ -144,6 +167,7 @@ peer_all() {
     free_lane "$rest" "${free[@]}" || rc=$?
     wait_builds || rc=$?
     finish_background || lane_rc=$?
+    [ -z "$PEERS_FREE" ] || rm -f "$PEERS_FREE"
     [ $rc = 0 ] || return $rc
     [ $lane_rc = 0 ] || return $lane_rc
   fi
