@@ -29,6 +29,8 @@ _COLLECTIVE_RE = re.compile(r"^#\s*Collective test starting:\s*(\S+)")
 _ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 # Open MPI's mpirun --tag-output: "[<job>,<rank>]<stdout>:" (or <stderr>:) before every line a rank printed.
 _TAG_RE = re.compile(r"^\[\d+,\d+\]<(?:stdout|stderr|stddiag)>:")
+# Slurm's srun -l (--label): the task id right-aligned to the widest one, then ": ".
+_SRUN_LABEL_RE = re.compile(r"^ *\d+: ")
 # "#  Rank  1 Group  0 Pid  4242 on    node2 device  0 [0x1b] NVIDIA H200": the ranks and where they ran.
 _RANK_RE = re.compile(r"^#\s*Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s*(.*)$")
 # Lines mpirun or the benchmark may interleave; ranks prefix nothing in nccl-tests' own table.
@@ -47,13 +49,19 @@ def _float(token, line):
 
 
 def untag(text):
-    """The ranks' output without the ``[job,rank]<stdout>:`` prefix ``mpirun --tag-output`` puts before each line;
-    other lines as they are."""
-    return "\n".join(_TAG_RE.sub("", line) for line in (text or "").splitlines())
+    """The ranks' output without the prefix their launcher put before each line: ``[job,rank]<stdout>:`` of
+    ``mpirun --tag-output``, or the task label of ``srun -l`` (`` 0: ``), taken off only where every line but srun's
+    own (``srun: ...``) carries one, so that no line of unlabelled output loses a number; other lines as they are."""
+    lines = [_TAG_RE.sub("", line) for line in (text or "").splitlines()]
+    body = [line for line in lines if line.strip() and not line.startswith("srun: ")]
+    if body and all(_SRUN_LABEL_RE.match(line) for line in body):
+        lines = [_SRUN_LABEL_RE.sub("", line, count=1) for line in lines]
+    return "\n".join(lines)
 
 
 def parse_results(text):
-    """Parse nccl-tests (or roce.fabric's nccl_bench) output, also as ``mpirun --tag-output`` prints it (``untag``).
+    """Parse nccl-tests (or roce.fabric's nccl_bench) output, also as ``mpirun --tag-output`` or ``srun -l`` print it
+    (``untag``).
 
     Returns ``version``, ``collective``, ``layout`` (``'wrong'`` for current builds,
     ``'error'`` for older ones), ``rows`` (``size``, ``count``, ``type``, ``redop``, ``root``

@@ -273,6 +273,24 @@ def test_a_run_through_mpirun_tag_output_is_read_as_the_ranks_printed_it():
     assert nc.untag("[1,12]<stderr>:x\nplain line") == "x\nplain line"
 
 
+def test_srun_s_task_labels_come_off_where_every_line_has_one():
+    """Slurm 22.05.8's srun -l in the lab (12 tasks: ids right-aligned to two places; 2 tasks with standard error):
+    the labels come off; a table whose tasks srun labelled reads as the table itself; unlabelled output keeps its
+    numbers."""
+    twelve = corpus.read("slurm", "srun_l_12_tasks_22.05.txt")
+    assert sorted(nc.untag(twelve).splitlines(), key=lambda line: int(line.split()[1])) == [
+        "task %d of 12 on %s" % (n, "gpu1" if n < 6 else "gpu2") for n in range(12)]
+    assert nc.untag(corpus.read("slurm", "srun_l_2_tasks_stderr_22.05.txt")).splitlines() == [
+        "task 0 of 2 on gpu1", "a line on stderr from task 0", "task 1 of 2 on gpu2", "a line on stderr from task 1"]
+    # Task 0's table as srun -l labels a task's lines (the label of the 2-task sample).
+    label = corpus.read("slurm", "srun_l_2_tasks_stderr_22.05.txt").splitlines()[0][:3]
+    table = fixture("nccl_bench_h200x2_p2p.txt")
+    labelled = "\n".join(label + line for line in table.splitlines()) + "\nsrun: job 7 queued and waiting for resources"
+    assert nc.parse_all_results(labelled) == nc.parse_all_results(table)
+    # A line without a label (output srun did not label): nothing is taken off.
+    assert nc.untag(table + "\n0: one labelled line") == table + "\n0: one labelled line"
+
+
 def test_parse_all_results_single_table_and_truncated_second():
     assert len(nc.parse_all_results(fixture(CURRENT))) == 1
     text = fixture("nccl_bench_h200x2_p2p.txt")
