@@ -144,18 +144,13 @@ def sample(root, netdevs, seconds, stop_file, clock=time.monotonic, sleep=time.s
     return dict((netdev, summary(found)) for netdev, found in series.items())
 
 
-def main(argv):
-    if len(argv) < 5:
-        sys.stderr.write(__doc__)
-        return 2
-    seconds, out, stop_file, netdevs = float(argv[1]), argv[2], argv[3], argv[4:]
-    found = sample("/", netdevs, seconds, stop_file)
+def main(seconds, out, stop_file, *netdevs):
+    found = sample("/", list(netdevs), float(seconds), stop_file)
     tmp = out + ".tmp"
     with open(tmp, "w") as handle:
         json.dump(found, handle, sort_keys=True)
     os.rename(tmp, out)
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    main(*sys.argv[1:])
