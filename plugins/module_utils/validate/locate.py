@@ -264,16 +264,15 @@ def endpoint_evidence(endpoint, wiring, found, switch_ports, rail_mtu=None, wind
                     % (switch_tx, wiring.get("switch"), wiring.get("switch_port"))))
     pcie = (found or {}).get("pcie") or {}
     pcie_text = []
-    if pcie.get("width") and pcie.get("max_width") and int(pcie["width"]) < int(pcie["max_width"]):
-        pcie_text.append("x%s of x%s under load" % (pcie["width"], pcie["max_width"]))
-    if pcie.get("speed") and pcie.get("max_speed") and float(pcie["speed"]) < float(pcie["max_speed"]):
-        pcie_text.append("%s of %s GT/s under load" % (pcie["speed"], pcie["max_speed"]))
-    up = dict((key[len("upstream_"):], value) for key, value in pcie.items() if key.startswith("upstream_"))
-    if up.get("width") and up.get("max_width") and int(up["width"]) < int(up["max_width"]):
-        pcie_text.append("its upstream port %s at x%s of x%s under load" % (up.get("pci") or "?", up["width"], up["max_width"]))
-    if up.get("speed") and up.get("max_speed") and float(up["speed"]) < float(up["max_speed"]):
-        pcie_text.append("its upstream port %s at %s of %s GT/s under load" % (up.get("pci") or "?", up["speed"],
-                                                                               up["max_speed"]))
+    # The link trains to what both ends can: the function's maximum, and the port above it's where it was read.
+    max_width = min(int(v) for v in (pcie.get("max_width"), pcie.get("upstream_max_width")) if v) if (
+        pcie.get("max_width") or pcie.get("upstream_max_width")) else None
+    max_speed = min(float(v) for v in (pcie.get("max_speed"), pcie.get("upstream_max_speed")) if v) if (
+        pcie.get("max_speed") or pcie.get("upstream_max_speed")) else None
+    if pcie.get("width") and max_width and int(pcie["width"]) < max_width:
+        pcie_text.append("x%s of x%s under load" % (pcie["width"], max_width))
+    if pcie.get("speed") and max_speed and float(pcie["speed"]) < max_speed:
+        pcie_text.append("%s of %s GT/s under load" % (pcie["speed"], max_speed))
     aer_names = ("aer_correctable", "aer_nonfatal", "aer_fatal", "upstream_aer_correctable", "upstream_aer_nonfatal",
                  "upstream_aer_fatal")
     aer = sum(int(pcie.get(name) or 0) for name in aer_names)

@@ -60,6 +60,9 @@ def pci_dirs(root, netdev):
     if not os.path.exists(device):
         return None, None
     function = os.path.realpath(device)
+    # A virtio NIC's device is the virtio device; its PCI function is the folder above it.
+    if not PCI_ADDRESS_RE.match(os.path.basename(function)):
+        function = os.path.dirname(function)
     if not PCI_ADDRESS_RE.match(os.path.basename(function)):
         return None, None
     upstream = os.path.dirname(function)
@@ -103,19 +106,29 @@ def read_aer(root, netdev):
     return out
 
 
-def below(link):
-    """True when a link runs narrower or slower than it can."""
+def capability(link, upstream=None):
+    """``(speed, width)`` the link can train to: the lower of both ends' maximums (a port above a x1 function shows
+    x32 and 16 GT/s in its max files, as QEMU's root ports do, and the link is still whole at x1)."""
+    def least(key):
+        values = [end.get(key) for end in (link or {}, upstream or {}) if end.get(key)]
+        return min(values) if values else None
+    return least("max_speed"), least("max_width")
+
+
+def below(link, upstream=None):
+    """True when the function's link runs narrower or slower than both ends can."""
     if not link:
         return False
-    narrow = link.get("width") and link.get("max_width") and link["width"] < link["max_width"]
-    slow = link.get("speed") and link.get("max_speed") and link["speed"] < link["max_speed"]
+    speed, width = capability(link, upstream)
+    narrow = link.get("width") and width and link["width"] < width
+    slow = link.get("speed") and speed and link["speed"] < speed
     return bool(narrow or slow)
 
 
 def summary(samples):
     """What a series of samples of one interface says: ``samples`` (``[{moved, link, upstream}]``, ``moved`` the
     bytes since the previous sample) -> ``{samples, busy, max_bytes_per_s, link, upstream, below}``: the links at the
-    busiest sample, and ``below`` the samples with traffic whose link (or upstream link) ran below its capability."""
+    busiest sample, and ``below`` the samples with traffic whose link ran below what both its ends can."""
     busy = [s for s in samples if s.get("moved")]
     out = dict(samples=len(samples), busy=len(busy), max_bytes_per_s=0, link=None, upstream=None, below=0)
     if not busy:
@@ -123,7 +136,7 @@ def summary(samples):
     busiest = max(busy, key=lambda s: s["moved"])
     out.update(max_bytes_per_s=int(busiest["moved"] / INTERVAL), link=busiest.get("link"),
                upstream=busiest.get("upstream"),
-               below=len([s for s in busy if below(s.get("link")) or below(s.get("upstream"))]))
+               below=len([s for s in busy if below(s.get("link"), s.get("upstream"))]))
     return out
 
 

@@ -103,3 +103,14 @@ def test_the_window_reading_carries_the_link_under_traffic_and_the_aer_errors_of
     assert reading["aer_correctable"] == 0 and reading["upstream_aer_correctable"] == expected_upstream
     assert (reading["busy_samples"], reading["below_samples"]) == (3, 3)
     assert pcie.window_reading(None, {}, {}) is None
+
+
+def test_a_port_whose_maximums_exceed_its_link_is_not_a_narrow_link():
+    """QEMU's root port above the lab VMs' virtio NIC: x32 and 16 GT/s in its max files, the link x1 at 2.5 GT/s, which
+    is all the NIC can (its own files say 2.5 GT/s x1 both ways). The link trains to what both ends can: whole."""
+    port = pcie.link_files(corpus.read("pcie", "link_qemu_root_port_x1_of_x32.txt"))
+    function = dict(pci="0000:01:00.0", speed=2.5, width=1, max_speed=2.5, max_width=1)
+    assert (port["width"], port["max_width"]) == (1, 32)
+    assert pcie_sampler.below(function, dict(port, pci="0000:00:04.0")) is False
+    assert pcie_sampler.capability(function, port) == (2.5, 1)
+    assert pcie_sampler.below(dict(function, max_speed=8.0, max_width=4), port) is True  # a x4 NIC trained to x1
