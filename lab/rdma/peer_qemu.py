@@ -308,7 +308,15 @@ class QemuVm(Peer):
                 "-o", "ConnectTimeout=10", "root@%s" % self.address] + list(command)
 
     def exec_argv(self, command):
-        return self.ssh_argv(command)
+        """``command`` over one SSH connection per VM, kept for 15 s after its last use (ControlPersist): a new
+        connection costs the emulated guest a key exchange and sshd's start (0.34 QEMU CPU-s measured against 0.03
+        for a command through the kept one). The VM's start and snapshot use connections of their own (ssh_argv),
+        so that no saved guest holds one; a master whose VM stops or reboots sees its connection close and ends."""
+        control = os.path.join(self.lab.dir, "cp")
+        os.makedirs(control, mode=0o700, exist_ok=True)
+        argv = self.ssh_argv(command)
+        return argv[:1] + ["-o", "ControlMaster=auto", "-o", "ControlPath=%s" % os.path.join(control, "exec-%C"),
+                           "-o", "ControlPersist=15"] + argv[1:]
 
     # --- lifecycle ---------------------------------------------------------------------------
 

@@ -205,7 +205,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, ModuleRun, command_timeout_spec
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.flash import FlashTool, check_versions, image_checks, read_image
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.image import LIVE_RESET_LEVEL, fw_version, image_plan, version_text
-from ansible_collections.roce.fabric.plugins.module_utils.firmware.power_cycle import PowerCycleRecord, live_reset_tried
+from ansible_collections.roce.fabric.plugins.module_utils.firmware.power_cycle import DeviceRecord, live_reset_tried
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.transport import FirmwareError
 
 NETDEV_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@-]{0,14}$")
@@ -266,7 +266,7 @@ def live_reset(run, tool, waiting, params, manager):
     that did not load its image is recorded (``reset_record``): no run resets that adapter again for it in this boot."""
     reset_tool = tool.reset_tool()
     protected = tool.protected_adapters(params["keep_netdevs"])
-    record = PowerCycleRecord(params["reset_record"], "live reset record").load()
+    record = DeviceRecord(params["reset_record"], "live reset record").load()
     boot_id = tool.boot_id()
     for plan in waiting:
         if plan["pci"] in protected:

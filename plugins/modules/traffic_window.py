@@ -208,9 +208,18 @@ def write_capture_script(work_dir, name=CAPTURE_SCRIPT, source=dscp_capture):
     return path
 
 
-def capture_files(params, netdev):
-    base = os.path.join(params["work_dir"], "capture-%s" % netdev)
+def window_files(params, job):
+    """The result and stop files of one of the window's background jobs in the work dir: ``capture-<netdev>`` (a
+    port's DSCP capture) or ``pcie-sample`` (the PCIe sampler, named apart from every netdev's)."""
+    base = os.path.join(params["work_dir"], job)
     return base + ".json", base + ".stop"
+
+
+def capture_job(netdev):
+    return "capture-%s" % netdev
+
+
+PCIE_JOB = "pcie-sample"
 
 
 def sampling(run, params):
@@ -254,18 +263,17 @@ def open_window(run, module):
             sampler = write_capture_script(params["work_dir"], SAMPLER_SCRIPT, pcie_sampler) if sampled else None
         except PrivateDirError as exc:
             run.fail("%s; nothing was changed" % exc)
-    for netdev in capturing + (["pcie"] if sampled else []):
-        result, stop = capture_files(params, netdev)
-        for path in (result, stop):
+    for job in [capture_job(n) for n in capturing] + ([PCIE_JOB] if sampled else []):
+        for path in window_files(params, job):
             if os.path.lexists(path):
                 os.unlink(path)
     counters = snapshots(module, params["ports"])
     for netdev in capturing:
-        result, stop = capture_files(params, netdev)
+        result, stop = window_files(params, capture_job(netdev))
         detach([python, script, netdev, str(params["capture_seconds"]), result, stop])
         started.append(dict(netdev=netdev))
     if sampled:
-        result, stop = capture_files(params, "pcie")
+        result, stop = window_files(params, PCIE_JOB)
         detach([python, sampler, str(params["capture_seconds"]), result, stop] + sampled)
     run.update(counters=counters, captures=started)
 
@@ -277,29 +285,32 @@ def close_window(run, module):
     except ContractError as exc:
         raise FabricError("contract: %s" % exc, kind="bad_input")
     capturing = [] if run.check_mode else params["capture"]
-    sampled = ["pcie"] if sampling(run, params) else []
+    jobs = [(netdev, capture_job(netdev)) for netdev in capturing] + ([(None, PCIE_JOB)] if sampling(run, params) else [])
     try:
-        if capturing or sampled:
+        if jobs:
             check_private_dir(params["work_dir"])
-        for netdev in capturing + sampled:
-            with open_private(capture_files(params, netdev)[1], "w"):
+        for _netdev, job in jobs:
+            with open_private(window_files(params, job)[1], "w"):
                 pass
     except PrivateDirError as exc:
         run.fail("%s; nothing was changed" % exc)
     deadline = time.monotonic() + params["capture_wait"]
-    counts, read = {}, []
-    for netdev in capturing + sampled:
-        result = capture_files(params, netdev)[0]
+    counts, read, links = {}, [], {}
+    for netdev, job in jobs:
+        result = window_files(params, job)[0]
         while not os.path.exists(result) and time.monotonic() < deadline:
             time.sleep(0.2)
         try:
             with open(result) as handle:
-                counts[netdev] = json.load(handle)
+                found = json.load(handle)
         except (OSError, ValueError):
-            pass  # no counts: the port is judged on its counters alone
-        if netdev in capturing:
-            read.append(dict(netdev=netdev, counts=counts.get(netdev)))
-    links = counts.pop("pcie", None) or {}
+            found = None  # no counts: the port is judged on its counters alone (no links: no PCIe reading)
+        if netdev is None:
+            links = found or {}
+            continue
+        if found is not None:
+            counts[netdev] = found
+        read.append(dict(netdev=netdev, counts=found))
     after = snapshots(module, params["ports"])
     before = dict((b.get("item", {}).get("netdev"), b) for b in params["before"])
     missing = dict(msg="no snapshot from the window's opening")

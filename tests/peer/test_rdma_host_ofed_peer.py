@@ -124,7 +124,9 @@ def test_ofed_unpacked_privately_and_openibd_and_vf_removal_wait_for_the_rolling
     # A new stack and a change that waits for a reboot in the same run: the one reboot loads the stack, no openibd.
     vm("rm -f /usr/bin/ofed_info /etc/modprobe.d/roce-fabric-ib_core.conf")
     boot = vm("cat /proc/sys/kernel/random/boot_id").strip()
-    rc, out = host_play(tmp_path, dict(variables, rdma_host_netns_mode="exclusive", rdma_host_netns_runtime=False))
+    # The lab's VMs leave their initramfs alone (QEMU boots its own); this run rebuilds it as a disk-booted host's.
+    rc, out = host_play(tmp_path, dict(variables, rdma_host_netns_mode="exclusive", rdma_host_netns_runtime=False,
+                                       rdma_host_netns_initramfs="auto"))
     assert rc == 0, out[-4000:]
     assert vm("cat /proc/sys/kernel/random/boot_id").strip() != boot, "the host was not rebooted"
     assert len(vm("cat %s/installs" % RECORD).splitlines()) == 4
@@ -134,6 +136,8 @@ def test_ofed_unpacked_privately_and_openibd_and_vf_removal_wait_for_the_rolling
     # The persistent mode came back with the reboot (ib_core is in the guest's initramfs, which the module rebuilt):
     # the module reads it so, with nothing left to do and no reboot to ask for.
     assert "options ib_core netns_mode=0" in vm("cat /etc/modprobe.d/roce-fabric-ib_core.conf")
+    assert "etc/modprobe.d/roce-fabric-ib_core.conf" in vm("lsinitramfs /boot/initrd.img-$(uname -r)").split(), \
+        "the initramfs was not rebuilt with the option"
     again = run_module(INVENTORY, VM, "roce.fabric.rdma_netns", {"mode": "exclusive", "persistent": "present"})
     assert not again["changed"] and again["reboot_required"] is False and again["commands"] == [], again
     assert again["mode"]["running"] == again["mode"]["persistent"] == "exclusive", again

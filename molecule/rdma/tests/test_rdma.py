@@ -35,6 +35,8 @@ def test_facts_list_rxe0_with_its_roce_v2_ipv4_gid(host):
 def test_exclusive_namespaces_loaded_by_exactly_one_reboot(host):
     assert host.check_output("rdma system show").startswith("netns exclusive")
     assert "options ib_core netns_mode=0" in host.file("/etc/modprobe.d/roce-fabric-ib_core.conf").content_string
+    # rdma_host_netns_initramfs=never (the lab's VMs boot the initramfs QEMU hands them): the one in /boot untouched.
+    assert "roce-fabric-ib_core.conf" not in host.check_output("lsinitramfs /boot/initrd.img-$(uname -r)")
     # Every boot prints the login banner on the serial console the lab keeps: the first boot and one reboot.
     with open(LAB.artifact(name(host), "console"), errors="replace") as handle:
         assert handle.read().count("%s login:" % name(host)) == 2

@@ -36,12 +36,39 @@ def live_reset_tried(entry, burnt, boot_id):
     return bool(entry) and entry.get("version") == burnt and bool(boot_id) and entry.get("boot_id") == boot_id
 
 
-class PowerCycleRecord(object):
-    """``{device: {...}}`` in one JSON file (mode 0600 in a private folder); ``""`` keeps none. The power cycle record
-    (``{device: {parameter: pending value}}``) and, with ``what``, the firmware image's live reset record
-    (``{adapter: {version, boot_id}}``: a live reset that did not load that version in that boot)."""
+REPEAT = "roce.fabric.host_reboot does not repeat it"
 
-    def __init__(self, path, what="power cycle record"):
+
+def not_running_message(kind, result, reboot_reason="", reboot_type="none", not_cleared=()):
+    """The nic_firmware role's verify failure: what does not run (``kind``: ``settings``, the devices whose values wait,
+    from roce.fabric.mlxconfig's result; ``images``, roce.fabric.nic_firmware_image's reason) and the one thing to do
+    next. A reason the host's one reboot already failed to clear (``not_cleared``: roce.fabric.host_reboot's record)
+    asks for a power cycle, never for another reboot."""
+    result = result or {}
+    if kind == "images":
+        reason = result.get("reboot_reason") or ""
+        head = "Pinned ConnectX firmware does not run: %s." % (reason or "an adapter holds another version")
+        if reason and reason in (not_cleared or ()):
+            return "%s A reboot already failed to load it (%s): power-cycle the host (BMC/IPMI) and run again." % (head, REPEAT)
+        return "%s Run again to burn it, or reboot the host to load it." % head
+    waiting = sorted(device for device, entry in (result.get("devices") or {}).items() if (entry or {}).get("reboot_required"))
+    head = "Firmware values are not running on %s." % (", ".join(waiting) or "this host")
+    if reboot_type == "power_cycle":
+        return ("%s The firmware asked for a power cycle: a warm reboot does not load it; power-cycle the host (BMC/IPMI)"
+                " and run again." % head)
+    if reboot_reason and reboot_reason in (not_cleared or ()):
+        return ("%s A reboot already failed to load them (%s): power-cycle the host (BMC/IPMI), which some settings"
+                " need, and run again." % (head, REPEAT))
+    return "%s Reboot the host to load them." % head
+
+
+class DeviceRecord(object):
+    """``{device: {...}}`` in one JSON file (mode 0600 in a private folder); ``""`` keeps none. ``what`` names the
+    record in errors. Two records use it: the power cycle record (``{device: {parameter: pending value}}``) and the
+    firmware image's live reset record (``{adapter: {version, boot_id}}``: a live reset that did not load that version
+    in that boot)."""
+
+    def __init__(self, path, what="record"):
         self.path = path or None
         self.what = what
         self.devices = {}

@@ -22,7 +22,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.firmware.parsers impor
     wanted_value,
 )
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError
-from ansible_collections.roce.fabric.plugins.module_utils.firmware.power_cycle import PowerCycleRecord, needs_power_cycle
+from ansible_collections.roce.fabric.plugins.module_utils.firmware.power_cycle import DeviceRecord, needs_power_cycle
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.transport import FirmwareError
 
 
@@ -188,7 +188,7 @@ def converge(run, params, tool):
                           changes=changes, assignments=assignments, pending=pending))
 
     run.update(reboot_required=False, reboot_type="none", devices={}, tool=dict(path=tool.path, kind=tool.kind))
-    record = PowerCycleRecord(params.get("power_cycle_record")).load()
+    record = DeviceRecord(params.get("power_cycle_record"), "power cycle record").load()
     try:
         apply_plans(run, params, tool, plans, record)
     finally:

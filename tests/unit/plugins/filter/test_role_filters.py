@@ -67,3 +67,26 @@ def test_the_wanted_ofed_release_is_compared_part_by_part(stdout, wanted, instal
     from ansible_collections.roce.fabric.plugins.filter.rdma_host import ofed_installed
     assert ofed_installed({"rc": 0, "stdout": stdout}, wanted) is installed
     assert ofed_installed({"rc": 127, "stdout": stdout}, wanted) is False
+
+
+def test_the_firmware_verify_failure_asks_for_a_power_cycle_once_a_reboot_did_not_clear_it():
+    """nic_firmware's verify step: the text the role's assert shows, from the module results the verify read back (the
+    devices of roce.fabric.mlxconfig's result, the reason of roce.fabric.nic_firmware_image's)."""
+    from ansible_collections.roce.fabric.plugins.filter.firmware import FilterModule
+    message = FilterModule().filters()["nic_firmware_not_running"]
+    settings = {"changed": True, "reboot_required": True, "devices": {
+        "0000:3b:00.0": {"reboot_required": True}, "0000:af:00.0": {"reboot_required": False}}}
+    reason = "ConnectX firmware settings pending on 0000:3b:00.0 (SRIOV_EN=True(1))"
+    assert message(settings, "settings", reboot_reason=reason) == (
+        "Firmware values are not running on 0000:3b:00.0. Reboot the host to load them.")
+    cleared_not = message(settings, "settings", reboot_reason=reason, not_cleared=[reason])
+    assert "A reboot already failed to load them (roce.fabric.host_reboot does not repeat it): power-cycle" in cleared_not
+    assert "a warm reboot does not load it; power-cycle the host" in message(settings, "settings", reboot_type="power_cycle")
+    image = {"changed": False, "reboot_required": True, "reboot_reason": "ConnectX firmware 28.43.1014 burnt on 0000:5e:00.0"}
+    assert message(image, "images").endswith("burnt on 0000:5e:00.0. Run again to burn it, or reboot the host to load it.")
+    assert message(image, "images", not_cleared=[image["reboot_reason"]]).endswith(
+        "A reboot already failed to load it (roce.fabric.host_reboot does not repeat it): power-cycle the host (BMC/IPMI)"
+        " and run again.")
+    assert message({"changed": True}, "images").startswith("Pinned ConnectX firmware does not run: an adapter holds another")
+    with pytest.raises(AnsibleFilterError, match="kind must be settings or images"):
+        message(image, "image")

@@ -185,23 +185,23 @@ def test_power_cycle_record_keeps_pending_values_until_they_run(tmp_path):
     """Hardening (issue 15 item 10): the tool's "power cycle" answer is only in the set's output; the record keeps
     it for later runs, and is refused when planted as a link."""
     path = str(tmp_path / "roce-fabric" / "mlxconfig_power_cycle.json")
-    record = power_cycle.PowerCycleRecord(path).load()
+    record = power_cycle.DeviceRecord(path).load()
     record.set("0000:19:00.0", {"SRIOV_EN": "True(1)", "NUM_OF_VFS": "8"})
     record.save()
     assert oct(os.stat(os.path.dirname(path)).st_mode & 0o777) == "0o700"
-    again = power_cycle.PowerCycleRecord(path).load()
+    again = power_cycle.DeviceRecord(path).load()
     assert power_cycle.needs_power_cycle(again.get("0000:19:00.0"), {"SRIOV_EN": "True(1)"})
     assert not power_cycle.needs_power_cycle(again.get("0000:19:00.0"), {"SRIOV_EN": "False(0)"}), "another value"
     assert not power_cycle.needs_power_cycle(again.get("0000:af:00.0"), {"SRIOV_EN": "True(1)"}), "another device"
     again.set("0000:19:00.0", {})
     again.save()
     assert not os.path.exists(path)
-    assert power_cycle.PowerCycleRecord("").load().get("0000:19:00.0") == {}
+    assert power_cycle.DeviceRecord("").load().get("0000:19:00.0") == {}
     target = tmp_path / "target"
     target.write_text("{}")
     os.symlink(str(target), path)
-    with pytest.raises(FabricError, match="symbolic link"):
-        power_cycle.PowerCycleRecord(path).load()
+    with pytest.raises(FabricError, match="Cannot read the power cycle record .*symbolic link"):
+        power_cycle.DeviceRecord(path, "power cycle record").load()
 
 
 def test_reboot_needs_of_mixed_devices_keep_power_cycles_out_of_the_warm_reboot():

@@ -126,6 +126,27 @@ def test_check_mode_reads_and_judges_the_counters_and_starts_no_capture(tmp_path
     assert sorted(os.listdir(str(work))) == ["capture-enp1s0.json"]
 
 
+def test_a_port_named_pcie_keeps_its_capture_apart_from_the_pcie_sampler(tmp_path):
+    """The sampler's files are named apart from every port's capture: a netdev may be called ``pcie``."""
+    work = tmp_path / "work"
+    ports = [dict(netdev="pcie")]
+    args = dict(ports=ports, capture=["pcie"], work_dir=str(work), root=str(tmp_path / "root"))
+    with mock.patch.object(traffic_window, "detach") as detach:
+        opened = run_module(traffic_window.main, dict(args, state="open"))
+    assert opened.get("failed") is not True, opened
+    capture, sampler = [call.args[0] for call in detach.call_args_list]
+    assert capture[-2:] == [str(work / "capture-pcie.json"), str(work / "capture-pcie.stop")], capture
+    assert sampler[-3:] == [str(work / "pcie-sample.json"), str(work / "pcie-sample.stop"), "pcie"], sampler
+    counts = dict(packets=12, dropped=0, dscp={"26": 12})
+    (work / "capture-pcie.json").write_text(json.dumps(counts))
+    (work / "pcie-sample.json").write_text(json.dumps(dict(pcie=None)))
+    closed = run_module(traffic_window.main, dict(args, state="close", before=opened["counters"], contract={},
+                                                  capture_wait=1))
+    assert closed["captures"] == [dict(netdev="pcie", counts=counts)], closed["captures"]
+    assert sorted(os.listdir(str(work))) == ["capture-pcie.json", "capture-pcie.stop", "pcie-sample.json",
+                                             "pcie-sample.stop", "roce_dscp_capture.py", "roce_pcie_sampler.py"]
+
+
 @pytest.mark.parametrize("state", ["open", "close"])
 def test_a_work_dir_that_is_a_link_is_refused_and_nothing_is_written(tmp_path, state):
     """A work_dir someone replaced by a link (to a directory root owns): no script, no stop file, no capture."""
