@@ -26,6 +26,12 @@ description:
     C(nic) deltas of the C(traffic <netdev>) checks) - each with its evidence, a confidence (low on one kind of
     evidence, which asks for an inspection only) and the action. C(location) says what the matrix showed and
     why it may not name a part (two hosts cannot tell which end of a failing pair is at fault).
+  - With O(mode=retests), plans the anchor retests of a run's pair matrix (O(plan) and O(results)): each suspect
+    endpoint, one in far more bad pairs than chance explains, against an anchor, a host that passed with others, with
+    the first bandwidth test of O(tests), in rounds where no host takes part twice, on ports after the plan's; a plan
+    as O(mode=plan) returns, its tests named C(retest:...). Nothing without three hosts or a suspect. Its outcomes,
+    passed to O(mode=write) as O(retest_plan) and in O(results), clear a suspect whose retest passed (transient) and
+    confirm one whose retest failed.
   - Usually runs once on the controller, delegated to C(localhost) with C(run_once).
 author:
   - roce.fabric contributors (@roce-fabric)
@@ -38,9 +44,10 @@ attributes:
     platforms: posix
 options:
   mode:
-    description: V(plan) computes the test plan; V(write) writes the report.
+    description: V(plan) computes the test plan; V(retests) the anchor retests of a run's suspects; V(write) writes the
+      report.
     type: str
-    choices: [plan, write]
+    choices: [plan, retests, write]
     required: true
   hosts:
     description:
@@ -133,10 +140,15 @@ options:
         type: str
         default: ""
   plan:
-    description: V(write) - the plan returned by O(mode=plan).
+    description: V(write), V(retests) - the plan returned by O(mode=plan).
+    type: dict
+  retest_plan:
+    description: V(write) - the plan returned by O(mode=retests), when its retests ran; their outcomes are in O(results).
     type: dict
   results:
-    description: V(write) - server and client outcomes, each C({test_id, role, passed, cause, msg, command, summary, result}).
+    description:
+      - V(write), V(retests) - server and client outcomes, each C({test_id, role, passed, cause, msg, command, summary,
+        result}).
     type: list
     elements: dict
     default: []
@@ -195,19 +207,35 @@ EXAMPLES = r"""
   run_once: true
   vars:
     collected_results: []
+
+- name: Plan the anchor retests of the run's suspects (run as more rounds, then passed to mode=write)
+  roce.fabric.validation_report:
+    mode: retests
+    plan: "{{ validate_plan.plan }}"
+    results: "{{ ansible_play_hosts | map('extract', hostvars, 'validate_side_results') | flatten }}"
+    hosts: "{{ discovered }}"
+    tests: [ib_write_bw]
+  delegate_to: localhost
+  run_once: true
+  register: validate_retest_plan
 """
 
 RETURN = r"""
 plan:
   description: V(plan) - C(tests), C(rounds) (test ids per round), C(assignments) (per round, host to
     C({role, test, args}), C(args) the perftest arguments of its side), C(port_first), C(port_last),
-    C(hosts_without_rdma).
-  returned: mode is plan
+    C(hosts_without_rdma). V(retests) - the anchor retests in the same shape (none: empty C(tests) and C(rounds)).
+  returned: mode is plan or mode is retests
   type: dict
+retests:
+  description: V(retests) - each retest, C({suspect, anchor, test_id}) (the endpoints as C(host/device)).
+  returned: mode is retests
+  type: list
+  elements: dict
 report:
   description: V(write) - the report as written to C(report.json) (C(title), C(generated), C(summary), C(passed),
     C(hosts), C(tests), C(findings) (each C(part), C(id), C(confidence), C(evidence), C(action), C(replace),
-    C(alternatives)) and C(location)).
+    C(alternatives)) and C(location) (C(suspects), C(transient) (cleared by a retest that passed), C(retests), C(note))).
   returned: mode is write
   type: dict
 passed:
@@ -281,6 +309,29 @@ def plan_tests(run):
     run.update(plan=result)
 
 
+def plan_retests(run):
+    p = run.module.params
+    tests = _validate.merge_results(p["plan"], p["results"])
+    pairs = _findings.retest_pairs(tests)
+    tools = [tool for tool in p["tests"] if tool in _findings.PAIR_BW_TOOLS]
+    tools = [tool for tool in tools if tool != "rping"][:1] or tools[:1]
+    empty = dict(tests=[], rounds=[], assignments=[], port_first=p["plan"].get("port_last", p["port_base"]),
+                 port_last=p["plan"].get("port_last", p["port_base"]), hosts_without_rdma=[])
+    if not pairs or not tools:
+        run.update(plan=empty, retests=[])
+        return
+    try:
+        result = _validate.plan(p["hosts"], tools, pairs=pairs, port_base=int(p["plan"].get("port_last", p["port_base"])) + 1,
+                                bw_fraction=p["bw_fraction"], min_bw_gbps=p["min_bw_gbps"], max_lat_usec=p["max_lat_usec"],
+                                perftest=p["perftest"], id_prefix="retest:")
+    except _validate.PlanError as exc:
+        run.fail("the anchor retests could not be planned: %s" % exc)
+    if result["port_last"] > 65535:
+        run.fail("the anchor retests need ports up to %d: lower port_base" % result["port_last"])
+    run.update(plan=result, retests=[dict(suspect=pair["suspect"], anchor=pair["anchor"], test_id=test["id"])
+                                     for pair, test in zip(pairs, result["tests"])])
+
+
 def write_file(dest, path, text):
     """A fresh, randomly named file (O_EXCL) renamed over ``path``: a link planted at a fixed temporary name, or at
     the report's own name, is replaced, never written through."""
@@ -308,7 +359,8 @@ def write_report(run):
     generated = dict(p["generated"] or {}, collection_version=COLLECTION_VERSION) if p["generated"] is not None else None
     report = _validate.build_report(_validate.merge_results(p["plan"], p["results"]), hosts, title=p["title"],
                                     generated=generated)
-    report["findings"], report["location"] = _findings.findings_of(report["tests"], report["hosts"])
+    retested = _validate.merge_results(p["retest_plan"], p["results"]) if p["retest_plan"] else []
+    report["findings"], report["location"] = _findings.findings_of(report["tests"], report["hosts"], retested)
     json_path = os.path.join(p["dest"], "report.json")
     html_path = os.path.join(p["dest"], "report.html")
     xml_path = os.path.join(p["dest"], "report.xml")
@@ -345,7 +397,7 @@ def write_report(run):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            mode=dict(type="str", required=True, choices=["plan", "write"]),
+            mode=dict(type="str", required=True, choices=["plan", "retests", "write"]),
             hosts=dict(type="dict", default={}),
             host_checks=dict(type="dict", default={}),
             switches=dict(type="dict", default={}),
@@ -367,17 +419,18 @@ def main():
                 tools_dir=dict(type="str", default=""),
             )),
             plan=dict(type="dict"),
+            retest_plan=dict(type="dict"),
             results=dict(type="list", elements="dict", default=[]),
             dest=dict(type="path"),
             title=dict(type="str", default="RoCE fabric validation"),
             generated=dict(type="dict"),
             fail_on_error=dict(type="bool", default=False),
         ),
-        required_if=[("mode", "write", ("plan", "dest"))],
+        required_if=[("mode", "write", ("plan", "dest")), ("mode", "retests", ("plan",))],
         supports_check_mode=True,
     )
     run = ModuleRun(module)
-    run.execute(plan_tests if module.params["mode"] == "plan" else write_report)
+    run.execute(dict(plan=plan_tests, retests=plan_retests, write=write_report)[module.params["mode"]])
 
 
 if __name__ == "__main__":

@@ -11,14 +11,15 @@ The validate role tests one RoCE port per host (the first active one, ``plan.py`
 ``host/<device>``. A pair test is bad when it failed or its bandwidth fell below the rail's robust reference
 (``locate.rail_outcomes``); the evidence of an endpoint is what its ``traffic <netdev>`` check carries: the
 ``ethtool -S`` deltas (``qos/counters.py traffic_checks``) and the PCIe link under the traffic with the window's AER
-errors (``pcie``, ``pcie.window_reading``). The anchor retests the engine plans are not run by the role: a
-suspect stays a suspect, and says so. A fabric of two hosts cannot tell which end of a failing pair is at fault:
-the matrix needs three hosts or more.
+errors (``pcie``, ``pcie.window_reading``). Each suspect of the matrix is retested against an anchor, a host that
+passed with others (``retest_pairs``: the role runs them as one more set of rounds, ``retest:`` tests); a suspect
+whose retest passed was transient, one whose retest failed is confirmed, one not retested stays a suspect and says
+so. A fabric of two hosts cannot tell which end of a failing pair is at fault: the matrix needs three hosts or more.
 """
 
 from __future__ import annotations
 
-from ansible_collections.roce.fabric.plugins.module_utils.validate.locate import locate
+from ansible_collections.roce.fabric.plugins.module_utils.validate.locate import locate, rail_retests
 
 RAIL = "roce"
 PAIR_BW_TOOLS = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "rping")
@@ -58,18 +59,53 @@ def run_inputs(tests, hosts):
     return fleet, ({RAIL: rail} if rail else {}), dict(endpoints=readings)
 
 
-def findings_of(tests, hosts):
-    """The report's ``findings`` and ``location`` (what the engine made of the matrix) for one run."""
+def retest_pairs(tests):
+    """The anchor retests of one run's matrix, as pairs for ``plan.plan``: ``[{server: anchor host, client: suspect
+    host, suspect: endpoint, anchor: endpoint}]`` in the engine's order (its rounds: no host twice in one). None with
+    fewer than three hosts (no anchor can be told from the suspect) or without a suspect."""
+    fleet, rails, _evidence = run_inputs(tests, {})
+    if not rails or len(fleet["hosts"]) < 3:
+        return []
+    endpoints = fleet["endpoints"]
+    pairs = []
+    for _rail, (_summary, plan) in sorted(rail_retests(endpoints, rails).items()):
+        for rnd in plan["rounds"]:
+            for suspect, anchor in rnd:
+                pairs.append(dict(server=endpoints[anchor]["host"], client=endpoints[suspect]["host"], suspect=suspect,
+                                  anchor=anchor))
+    return pairs
+
+
+def retest_outcomes(retest_tests):
+    """``{suspect endpoint: passed}`` from the anchor retests as merge_results returns them (a test that did not run
+    leaves its suspect one)."""
+    outcomes = {}
+    for test in retest_tests or []:
+        if test.get("status") not in ("passed", "failed"):
+            continue
+        suspect = _endpoint(test["client"], test.get("client_device"))
+        outcomes[suspect] = outcomes.get(suspect, True) and test["status"] == "passed"
+    return outcomes
+
+
+def findings_of(tests, hosts, retest_tests=None):
+    """The report's ``findings`` and ``location`` (what the engine made of the matrix, with the anchor retests that
+    ran: ``retest_tests`` as merge_results returns them) for one run."""
     fleet, rails, evidence = run_inputs(tests, hosts)
     if not rails:
         return [], dict(pairs=0, note="no pair test ran: nothing to locate")
-    result = locate(fleet, rails, evidence)
+    outcomes = retest_outcomes(retest_tests)
+    result = locate(fleet, rails, evidence, retests=outcomes)
     summary = result["rails"].get(RAIL) or {}
+    suspects = [s["endpoint"] for s in summary.get("suspects") or []]
     note = ""
     if len(fleet["hosts"]) < 3:
         note = "two hosts: a failing pair cannot name its end (the matrix needs three hosts or more)"
-    elif summary.get("suspects"):
-        note = "the anchor retests were not run: each suspect stays one until a run confirms it"
+    elif [name for name in suspects if name not in outcomes]:
+        note = "not every suspect was retested against an anchor: those stay suspects until a run confirms them"
+    retested = [dict(suspect=_endpoint(t["client"], t.get("client_device")),
+                     anchor=_endpoint(t["server"], t.get("server_device")), status=t.get("status"), msg=t.get("msg"))
+                for t in retest_tests or []]
     return result["findings"], dict(pairs=summary.get("pairs", 0), reference_gbps=summary.get("reference_gbps"),
-                                    suspects=[s["endpoint"] for s in summary.get("suspects") or []],
+                                    suspects=suspects, transient=result["transient"], retests=retested,
                                     unexplained=summary.get("unexplained", 0), note=note)

@@ -358,6 +358,37 @@ def classify_endpoint(endpoint, wiring, matrix_text, evidence):
                     [dict(part="cable", id=endpoint), dict(part="switch_port", id=switch_port)])
 
 
+def rail_retests(endpoints, rails, bw_fraction=0.93, alpha=1e-3):
+    """Each rail's suspects and the anchor retests that would confirm them: ``{rail: (rail_suspects' summary,
+    schedule.anchor_retests' plan)}`` (a plan without rounds where the rail has no suspect). ``endpoints``: the fleet's
+    ``{endpoint: {rail, ...}}``; ``rails``: ``{rail: [(a, b, ok, bw_gbps), ...]}``. The suspects are judged against
+    the base rate of the whole fleet; each is retested against an anchor, a host that passed with others."""
+    judged = {}
+    for rail, results in sorted(rails.items()):
+        names = set(name for name, wiring in endpoints.items() if wiring.get("rail") == rail)
+        if not names:
+            names = set(map(itemgetter(0), results)) | set(map(itemgetter(1), results))
+        judged[rail] = rail_outcomes(sorted(names), results, bw_fraction)
+    base_rate = fleet_base_rate(list(judged.values()))
+    planned = {}
+    for rail, results in sorted(rails.items()):
+        names = judged[rail]["names"]
+        summary = rail_suspects(judged[rail], base_rate, alpha)
+        plan = dict(suspects=[], rounds=[], untested=[])
+        mine = set(entry["endpoint"] for entry in summary["suspects"])
+        if mine:
+            suspect_pairs = [pair for pair in summary["bad_pairs"] if pair[0] in mine or pair[1] in mine]
+            passed = []
+            for a, b, ok, _bw in results:
+                if ok and a not in mine and b not in mine:
+                    passed.append((a, b))
+                    if len(passed) >= 4 * len(mine) + 8:
+                        break
+            plan = anchor_retests(suspect_pairs, names, passed)
+        planned[rail] = (summary, plan)
+    return planned
+
+
 def locate(fleet, rails, evidence=None, retests=None, bw_fraction=0.93, alpha=1e-3, switch_share=0.5,
            gdr_fraction=0.7):
     """Every finding of one validation.
@@ -392,33 +423,12 @@ def locate(fleet, rails, evidence=None, retests=None, bw_fraction=0.93, alpha=1e
     summaries, suspects, transient = {}, {}, []
     rounds_needed = 0
     outcomes = {}
-    judged = {}
-    for rail, results in sorted(rails.items()):
-        names = set(name for name, wiring in endpoints.items() if wiring.get("rail") == rail)
-        if not names:
-            names = set(map(itemgetter(0), results)) | set(map(itemgetter(1), results))
-        names = sorted(names)
-        judged[rail] = rail_outcomes(names, results, bw_fraction)
-    base_rate = fleet_base_rate(list(judged.values()))
-    for rail, results in sorted(rails.items()):
-        names = judged[rail]["names"]
-        summary = rail_suspects(judged[rail], base_rate, alpha)
+    for rail, (summary, plan) in sorted(rail_retests(endpoints, rails, bw_fraction, alpha).items()):
         summaries[rail] = dict((key, value) for key, value in summary.items() if key != "bad_pairs")
-        found = [entry["endpoint"] for entry in summary["suspects"]]
-        if found:
-            mine = set(found)
-            suspect_pairs = [pair for pair in summary["bad_pairs"] if pair[0] in mine or pair[1] in mine]
-            passed = []
-            for a, b, ok, _bw in results:
-                if ok and a not in mine and b not in mine:
-                    passed.append((a, b))
-                    if len(passed) >= 4 * len(found) + 8:
-                        break
-            plan = anchor_retests(suspect_pairs, names, passed)
-            rounds_needed = max(rounds_needed, len(plan["rounds"]))
-            for rnd in plan["rounds"]:
-                for suspect, _anchor in rnd:
-                    outcomes[suspect] = retests(suspect) if callable(retests) else retests.get(suspect)
+        rounds_needed = max(rounds_needed, len(plan["rounds"]))
+        for rnd in plan["rounds"]:
+            for suspect, _anchor in rnd:
+                outcomes[suspect] = retests(suspect) if callable(retests) else retests.get(suspect)
         for entry in summary["suspects"]:
             if outcomes.get(entry["endpoint"]) is True:
                 transient.append(entry["endpoint"])

@@ -94,7 +94,7 @@ def side_outcome(part, server=None, client=None, collect=None):
 
 
 def plan(hosts, tests, pairs=None, port_base=18515, bw_fraction=0.9, min_bw_gbps=None, max_lat_usec=None,
-         perftest=None):
+         perftest=None, id_prefix=""):
     """Plan the pair tests.
 
     ``hosts``: inventory name -> ``{ports: [...]}`` as rdma_facts' ``ports`` (first port used),
@@ -109,6 +109,7 @@ def plan(hosts, tests, pairs=None, port_base=18515, bw_fraction=0.9, min_bw_gbps
     and ``msg`` when it cannot run)), ``rounds`` (list of test ids per round), ``assignments``
     (per round: host -> ``{role, test, args}``: ``args`` the perftest arguments of its side, ``side_args`` with
     ``perftest``, the options all tests share), ``port_first``, ``port_last`` and ``hosts_without_rdma``.
+    ``id_prefix`` sets another plan's tests apart (the anchor retests': ``retest:``), their results too.
     """
     unknown = [t for t in tests if t not in PAIR_TOOLS]
     if unknown:
@@ -132,7 +133,8 @@ def plan(hosts, tests, pairs=None, port_base=18515, bw_fraction=0.9, min_bw_gbps
     port = port_base
     for server, client, address in pair_list:
         for tool in tests:
-            test = _test(len(planned) + 1, tool, server, client, hosts, port, bw_fraction, min_bw_gbps, max_lat_usec)
+            test = _test(len(planned) + 1, tool, server, client, hosts, port, bw_fraction, min_bw_gbps, max_lat_usec,
+                         id_prefix)
             if address and test["status"] == "planned":
                 test["server_address"] = address
             planned.append(test)
@@ -178,9 +180,9 @@ def plan(hosts, tests, pairs=None, port_base=18515, bw_fraction=0.9, min_bw_gbps
                 port_last=max(port - 1, port_base), hosts_without_rdma=without)
 
 
-def _test(number, tool, server, client, hosts, port, bw_fraction, min_bw_gbps, max_lat_usec):
+def _test(number, tool, server, client, hosts, port, bw_fraction, min_bw_gbps, max_lat_usec, id_prefix=""):
     s_port, c_port = _port_of(hosts[server]), _port_of(hosts[client])
-    test = dict(id="%s:%s->%s" % (tool, server, client), number=number, tool=tool, server=server, client=client,
+    test = dict(id="%s%s:%s->%s" % (id_prefix, tool, server, client), number=number, tool=tool, server=server, client=client,
                 port=port, round=None, status="planned", cause=None, msg="")
     if s_port is None or c_port is None:
         missing = [h for h, p in ((server, s_port), (client, c_port)) if p is None]

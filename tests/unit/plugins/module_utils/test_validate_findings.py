@@ -10,7 +10,7 @@ import itertools
 
 from ansible_collections.roce.fabric.plugins.module_utils.qos import counters
 from ansible_collections.roce.fabric.plugins.module_utils.validate import junit, plan
-from ansible_collections.roce.fabric.plugins.module_utils.validate.findings import findings_of, run_inputs
+from ansible_collections.roce.fabric.plugins.module_utils.validate.findings import findings_of, retest_pairs, run_inputs
 from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
 HOSTS = ["gpu%02d" % n for n in range(1, 7)]
@@ -49,7 +49,7 @@ def test_a_host_whose_pairs_fail_with_receive_errors_is_its_cable_with_two_kinds
     # The mlx5 physical counters the kernel documents (rx_crc_errors_phy, rx_symbol_err_phy), as window deltas.
     findings, location = findings_of(merged("gpu04"), hosts_with({"gpu04": {"rx_crc_errors_phy": 1840,
                                                                             "rx_symbol_err_phy": 77}}))
-    assert location["suspects"] == ["gpu04/mlx5_0"] and "retests were not run" in location["note"]
+    assert location["suspects"] == ["gpu04/mlx5_0"] and "not every suspect was retested" in location["note"]
     top = findings[0]
     assert (top["part"], top["id"], top["confidence"], top["replace"]) == ("cable", "gpu04/mlx5_0", "medium", True)
     assert [e["kind"] for e in top["evidence"]] == ["matrix", "nic_rx"] and "5 of its 5 pairs" in top["evidence"][0]["text"]
@@ -82,6 +82,32 @@ def test_the_matrix_alone_names_the_nic_port_for_inspection_only():
     assert [(f["part"], f["id"], f["confidence"], f["replace"]) for f in findings] == [
         ("nic_port", "gpu02/mlx5_0", "low", False)]
     assert findings[0]["action"].startswith("inspect (one kind of evidence only)")
+
+
+def retested(pairs, passed):
+    """The anchor retests as merge_results returns them, each ``passed`` or failed (a timeout, as a dead port's)."""
+    return [dict(id="retest:ib_write_bw:%s->%s" % (pair["server"], pair["client"]), tool="ib_write_bw",
+                 server=pair["server"], client=pair["client"], server_device="mlx5_0", client_device="mlx5_0",
+                 status="passed" if passed else "failed", cause=None if passed else "timeout", msg="",
+                 summary=dict(bytes=65536, value=92.1, unit="Gb/s") if passed else None) for pair in pairs]
+
+
+def test_each_suspect_is_retested_against_an_anchor_that_confirms_or_clears_it():
+    """The role runs the engine's anchor retests as one more round (retest_pairs): gpu04 failed every pair, so its
+    retest against a host that passed with others confirms it (the matrix evidence says so) or, when it passes, clears
+    it as transient. Fewer than three hosts, or no suspect: no retest."""
+    tests = merged("gpu04")
+    pairs = retest_pairs(tests)
+    assert [(p["client"], p["suspect"]) for p in pairs] == [("gpu04", "gpu04/mlx5_0")], pairs
+    assert pairs[0]["server"] != "gpu04" and pairs[0]["anchor"] == pairs[0]["server"] + "/mlx5_0"
+    hosts = hosts_with({"gpu04": {"rx_crc_errors_phy": 1840}})
+    findings, location = findings_of(tests, hosts, retested(pairs, passed=False))
+    assert location["note"] == "" and location["retests"][0]["status"] == "failed" and location["transient"] == []
+    assert findings[0]["id"] == "gpu04/mlx5_0" and "its retest against an anchor failed too" in findings[0]["evidence"][0]["text"]
+    findings, location = findings_of(tests, hosts, retested(pairs, passed=True))
+    assert location["transient"] == ["gpu04/mlx5_0"] and [f["id"] for f in findings] == [], findings
+    assert retest_pairs(merged()) == []
+    assert retest_pairs([t for t in tests if {t["server"], t["client"]} == {"gpu01", "gpu04"}]) == []
 
 
 def test_two_hosts_cannot_name_the_end_of_a_failing_pair():

@@ -176,6 +176,42 @@ def test_the_written_report_names_the_part_from_the_matrix_and_the_window_counte
                                                    host_checks=checks))["changed"] is False
 
 
+def test_the_anchor_retests_are_planned_after_the_plan_and_their_outcome_reaches_the_report(tmp_path):
+    """mode=retests: c, in every failed pair, against an anchor on a port after the plan's, its test named apart
+    (retest:); mode=write with that plan and its outcome in the results: a failed retest confirms c's cable."""
+    hosts = dict((name, dict(ports=[dict(device="mlx5_0", port=1, rate_gbps=100.0, ipv4="10.99.0.%d" % n)]))
+                 for n, name in enumerate("abcd", 1))
+    plan = run_module(validation_report.main, dict(mode="plan", hosts=hosts, tests=["rping", "ib_write_bw"]))["plan"]
+    results = []
+    for test in plan["tests"]:
+        failed = "c" in (test["server"], test["client"])
+        results.append(dict(test_id=test["id"], role="server", passed=True, command=test["tool"]))
+        results.append(dict(test_id=test["id"], role="client", passed=not failed, cause="timeout" if failed else None,
+                            msg="stopped at 60 s" if failed else "", command=test["tool"],
+                            summary=None if failed or test["tool"] == "rping" else dict(bytes=65536, value=91.2, unit="Gb/s")))
+    args = dict(mode="retests", plan=plan, results=results, hosts=hosts, tests=["rping", "ib_write_bw"])
+    retest = run_module(validation_report.main, args)
+    assert retest["changed"] is False and len(retest["retests"]) == 1, retest
+    (planned,) = retest["plan"]["tests"]
+    assert planned["id"].startswith("retest:ib_write_bw:") and planned["client"] == "c" and planned["server"] != "c"
+    assert planned["port"] == plan["port_last"] + 1 and retest["plan"]["assignments"][0]["c"]["role"] == "client"
+    assert retest["retests"][0] == dict(suspect="c/mlx5_0", anchor="%s/mlx5_0" % planned["server"], test_id=planned["id"])
+    again = results + [dict(test_id=planned["id"], role="server", passed=True, command="ib_write_bw"),
+                       dict(test_id=planned["id"], role="client", passed=False, cause="timeout", msg="stopped at 60 s",
+                            command="ib_write_bw")]
+    checks = dict((name, [dict(name="traffic ens1f0np0", status="passed", msg="", command="", netdev="ens1f0np0",
+                               device="mlx5_0", **({"nic": {"rx_crc_errors_phy": 912}} if name == "c" else {}))])
+                  for name in hosts)
+    report = run_module(validation_report.main, dict(mode="write", plan=plan, retest_plan=retest["plan"], results=again,
+                                                     host_checks=checks, dest=str(tmp_path / "r")))["report"]
+    assert report["location"]["retests"] == [dict(suspect="c/mlx5_0", anchor=retest["retests"][0]["anchor"],
+                                                  status="failed", msg="client side: stopped at 60 s")]
+    assert report["findings"][0]["id"] == "c/mlx5_0" and "failed too" in report["findings"][0]["evidence"][0]["text"]
+    # No suspect, nothing to retest; a plan without rounds.
+    clean = [dict(r, passed=True, cause=None) for r in results]
+    assert run_module(validation_report.main, dict(args, results=clean))["plan"]["rounds"] == []
+
+
 def test_fail_on_error_fails_once_the_report_is_written_naming_what_failed(tmp_path):
     plan = run_module(validation_report.main, dict(mode="plan", hosts=HOSTS, tests=["rping"]))["plan"]
     dest = str(tmp_path / "report")
