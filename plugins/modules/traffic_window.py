@@ -112,6 +112,15 @@ options:
       - Needs O(work_dir); nothing is sampled in check mode.
     type: bool
     default: true
+  lldp:
+    description:
+      - At O(state=close), read each port's LLDP neighbour where lldpd runs (C(lldpcli -f json0 show neighbors
+        details); a host without C(lldpcli) is read without it). Each check then carries C(lldp), the switch and
+        port the port is plugged into, which the report's fault location compares with the cabling plan or, without
+        one, with the rail's other ports.
+      - Read only, in check mode too.
+    type: bool
+    default: true
 notes:
   - The validate role opens the window before NCCL across hosts and the pair tests and closes it after them.
 seealso:
@@ -149,7 +158,7 @@ captures:
   elements: dict
 checks:
   description: One C(traffic <netdev>) record per port (C(name), C(status), C(msg), C(command); C(nic), the counters
-    that moved; C(pcie), see O(pcie)), O(state=close).
+    that moved; C(pcie), see O(pcie); C(lldp), see O(lldp)), O(state=close).
   returned: when state is close
   type: list
   elements: dict
@@ -170,12 +179,13 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.private import (PrivateDirError, check_private_dir, open_private,
                                                                                  private_dir)
-from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError, ModuleRun, command_timeout_spec
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError, ModuleRun, command_timeout_spec
 from ansible_collections.roce.fabric.plugins.module_utils.qos import dscp_capture
 from ansible_collections.roce.fabric.plugins.module_utils.qos.contract import ContractError, derive
 from ansible_collections.roce.fabric.plugins.module_utils.qos.counters import traffic_checks
 from ansible_collections.roce.fabric.plugins.module_utils.qos.port_counters import read_port
 from ansible_collections.roce.fabric.plugins.module_utils.qos.state import QosInputError, check_names
+from ansible_collections.roce.fabric.plugins.module_utils.validate import lldp as lldp_parser
 from ansible_collections.roce.fabric.plugins.module_utils.validate import pcie_sampler
 from ansible_collections.roce.fabric.plugins.module_utils.validate.pcie import window_reading
 
@@ -190,6 +200,27 @@ def snapshots(module, ports):
         except FabricError as exc:
             out.append(dict(item=item, msg=str(exc)))
     return out
+
+
+def lldp_neighbours(module, ports):
+    """Each port's LLDP neighbour as the host's lldpd hears it, ``{netdev: {switch, port}}``: none without lldpcli,
+    when lldpd does not answer, or for a port that hears no switch."""
+    tool = module.get_bin_path("lldpcli") if module.params["lldp"] else None
+    if not tool:
+        return {}
+    rc, out, _err = CommandRunner(module).run([tool, "-f", "json0", "show", "neighbors", "details"])
+    if rc != 0:
+        return {}
+    try:
+        heard = lldp_parser.parse_neighbors(out)
+    except lldp_parser.LldpError:
+        return {}
+    found = {}
+    for port in ports:
+        neighbour = heard.get(port["netdev"]) or {}
+        if neighbour.get("switch"):
+            found[port["netdev"]] = dict(switch=neighbour["switch"], port=neighbour.get("port"))
+    return found
 
 
 # The capture script's name on the host (dscp_capture.replace_earlier finds an earlier capture by it), and the PCIe
@@ -318,10 +349,14 @@ def close_window(run, module):
     checks = traffic_checks([b for b, _a in paired], [a for _b, a in paired], qos["roce_priority"], qos["roce_dscp"],
                             captures=counts, min_share=params["min_share"], min_bytes=params["min_bytes"])
     # Each port's PCIe link while its traffic flowed and the AER errors of the window, for the fault location.
+    neighbours = lldp_neighbours(module, params["ports"])
     for check, (old, new) in zip(checks, paired):
         reading = window_reading(links.get(new["item"]["netdev"]), old.get("aer"), new.get("aer"))
         if reading:
             check["pcie"] = reading
+        # The switch port the port is plugged into, as LLDP says, for the cabling checks of the fault location.
+        if new["item"]["netdev"] in neighbours:
+            check["lldp"] = neighbours[new["item"]["netdev"]]
     run.update(counters=after, captures=read, checks=checks)
 
 
@@ -345,6 +380,7 @@ def main():
             min_share=dict(type="float", default=0.95),
             min_bytes=dict(type="int", default=1000000),
             pcie=dict(type="bool", default=True),
+            lldp=dict(type="bool", default=True),
             **command_timeout_spec()
         ),
         supports_check_mode=True,

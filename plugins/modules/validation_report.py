@@ -145,6 +145,13 @@ options:
   retest_plan:
     description: V(write) - the plan returned by O(mode=retests), when its retests ran; their outcomes are in O(results).
     type: dict
+  cabling:
+    description:
+      - V(write) - the site's cabling plan, C({host: {netdev: {switch, port}}}); the fault location compares each
+        tested port's LLDP neighbour (the C(lldp) of its C(traffic <netdev>) check) with it, a port plugged in
+        elsewhere being a miswire. Without a plan, the neighbours are checked for the rail's alignment.
+    type: dict
+    default: {}
   results:
     description:
       - V(write), V(retests) - server and client outcomes, each C({test_id, role, passed, cause, msg, command, summary,
@@ -360,7 +367,8 @@ def write_report(run):
     report = _validate.build_report(_validate.merge_results(p["plan"], p["results"]), hosts, title=p["title"],
                                     generated=generated)
     retested = _validate.merge_results(p["retest_plan"], p["results"]) if p["retest_plan"] else []
-    report["findings"], report["location"] = _findings.findings_of(report["tests"], report["hosts"], retested)
+    report["findings"], report["location"] = _findings.findings_of(report["tests"], report["hosts"], retested,
+                                                                   p["cabling"])
     json_path = os.path.join(p["dest"], "report.json")
     html_path = os.path.join(p["dest"], "report.html")
     xml_path = os.path.join(p["dest"], "report.xml")
@@ -420,6 +428,7 @@ def main():
             )),
             plan=dict(type="dict"),
             retest_plan=dict(type="dict"),
+            cabling=dict(type="dict", default={}),
             results=dict(type="list", elements="dict", default=[]),
             dest=dict(type="path"),
             title=dict(type="str", default="RoCE fabric validation"),

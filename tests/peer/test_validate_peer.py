@@ -226,6 +226,12 @@ def test_rping_perftest_and_the_contracts_dscp_on_the_wire(vms, tmp_path):
         bw = [t for t in report["tests"] if t["tool"] == "ib_write_bw"]
         assert bw and all("-T 98" in json.dumps(t) for t in bw), bw
         assert report["findings"] == [], report["findings"]
+        # The anchor retests were planned after the pair rounds (the role's task ran on the controller) and found
+        # nothing to retest: two hosts cannot tell which end of a pair is at fault.
+        assert re.search(r"TASK \[roce\.fabric\.validate : Plan the anchor retests of the matrix's suspects\][^\n]*\n"
+                         r"ok: \[node1 -> localhost\]", proc.stdout), proc.stdout[-3000:]
+        assert "retest round" not in proc.stdout
+        assert report["location"]["retests"] == [] and "three hosts or more" in report["location"]["note"]
 
         # A host that drifted from the contract is reported by name, with the change that fixes it: its NIC settings,
         # and its traffic (rping rides RDMA-CM's default ToS, now 0 on node2).

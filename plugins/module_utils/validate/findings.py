@@ -29,9 +29,10 @@ def _endpoint(host, device):
     return "%s/%s" % (host, device or "?")
 
 
-def run_inputs(tests, hosts):
+def run_inputs(tests, hosts, cabling=None):
     """``(fleet, rails, evidence)`` of one run for ``locate``: ``tests`` as merge_results returns them, ``hosts`` as
-    build_report takes them (each host's ``checks``)."""
+    build_report takes them (each host's ``checks``), ``cabling`` the site's plan, ``{host: {netdev: {switch,
+    port}}}`` (without it the LLDP neighbours are checked for the rail's alignment)."""
     endpoints, rail = {}, []
     for test in tests:
         if test.get("tool") not in PAIR_BW_TOOLS or test.get("status") not in ("passed", "failed"):
@@ -47,10 +48,17 @@ def run_inputs(tests, hosts):
     readings = {}
     for name, wiring in endpoints.items():
         for check in (hosts.get(wiring["host"]) or {}).get("checks") or []:
-            if check.get("device") != wiring["device"] or not (isinstance(check.get("nic"), dict) or check.get("pcie")):
+            if check.get("device") != wiring["device"] or not (isinstance(check.get("nic"), dict) or check.get("pcie")
+                                                               or check.get("lldp")):
                 continue
             readings[name] = dict(nic=check.get("nic") or {})
             wiring["netdev"] = check.get("netdev")
+            # The switch port LLDP hears on it (traffic_window), against the plan's.
+            if isinstance(check.get("lldp"), dict) and check["lldp"].get("switch"):
+                readings[name]["lldp"] = dict(switch=check["lldp"]["switch"], port=check["lldp"].get("port"))
+            planned = ((cabling or {}).get(wiring["host"]) or {}).get(check.get("netdev")) or {}
+            if planned.get("switch"):
+                wiring.update(switch=planned["switch"], switch_port=planned.get("port"))
             # The port's PCIe link while its traffic flowed, and the AER errors of the window (traffic_window).
             if isinstance(check.get("pcie"), dict):
                 readings[name]["pcie"] = check["pcie"]
@@ -88,10 +96,10 @@ def retest_outcomes(retest_tests):
     return outcomes
 
 
-def findings_of(tests, hosts, retest_tests=None):
+def findings_of(tests, hosts, retest_tests=None, cabling=None):
     """The report's ``findings`` and ``location`` (what the engine made of the matrix, with the anchor retests that
-    ran: ``retest_tests`` as merge_results returns them) for one run."""
-    fleet, rails, evidence = run_inputs(tests, hosts)
+    ran: ``retest_tests`` as merge_results returns them, and the LLDP neighbours against ``cabling``) for one run."""
+    fleet, rails, evidence = run_inputs(tests, hosts, cabling)
     if not rails:
         return [], dict(pairs=0, note="no pair test ran: nothing to locate")
     outcomes = retest_outcomes(retest_tests)

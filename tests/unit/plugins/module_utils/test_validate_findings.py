@@ -110,6 +110,23 @@ def test_each_suspect_is_retested_against_an_anchor_that_confirms_or_clears_it()
     assert retest_pairs([t for t in tests if {t["server"], t["client"]} == {"gpu01", "gpu04"}]) == []
 
 
+def test_a_port_whose_lldp_neighbour_is_not_the_plans_is_a_miswire():
+    """The traffic checks carry each port's LLDP neighbour (traffic_window, from lldpcli); the site's cabling plan
+    (validate_cabling) says where each port belongs: gpu03 hears swp9 where the plan says swp3, though its pairs
+    passed. Without a plan, one leaf for all: nothing to say."""
+    hosts = hosts_with()
+    for host in HOSTS:
+        hosts[host]["checks"][0]["lldp"] = dict(switch="leaf1", port="swp%d" % int(host[-2:]))
+    hosts["gpu03"]["checks"][0]["lldp"] = dict(switch="leaf1", port="swp9")
+    cabling = dict((host, {"ens1f0np0": dict(switch="leaf1", port="swp%d" % int(host[-2:]))}) for host in HOSTS)
+    findings, _location = findings_of(merged(), hosts, None, cabling)
+    assert [(f["part"], f["id"]) for f in findings] == [("miswire", "gpu03/mlx5_0")], findings
+    assert findings[0]["evidence"][0]["text"] == "LLDP: gpu03/mlx5_0 is plugged into leaf1 swp9, the plan says leaf1 swp3"
+    assert findings_of(merged(), hosts)[0] == []
+    cabling["gpu03"]["ens1f0np0"]["port"] = "swp9"
+    assert findings_of(merged(), hosts, None, cabling)[0] == []
+
+
 def test_two_hosts_cannot_name_the_end_of_a_failing_pair():
     tests = [t for t in merged("gpu02") if {t["server"], t["client"]} == {"gpu01", "gpu02"}]
     findings, location = findings_of(tests, hosts_with())

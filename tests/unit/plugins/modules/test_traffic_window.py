@@ -147,6 +147,35 @@ def test_a_port_named_pcie_keeps_its_capture_apart_from_the_pcie_sampler(tmp_pat
                                              "pcie-sample.stop", "roce_dscp_capture.py", "roce_pcie_sampler.py"]
 
 
+def test_each_check_carries_the_switch_port_lldp_hears_on_its_port(tmp_path):
+    """lldpd's neighbours (lldpcli -f json0, captured in the lab: the host's ens1np0 hears leaf-r0-0 swp1) reach the
+    port's check; without lldpcli, or with lldp off, nothing is read."""
+    root = tmp_path / "root"
+    (root / "sys" / "class" / "net" / "ens1np0").mkdir(parents=True)
+    ethtool = corpus.read("counters", "ethtool_S_virtio_before.txt")
+    neighbours = corpus.read("lldp", "lldpcli_json0_host_1.0.16.txt")
+
+    def run(argv, **_kwargs):
+        return (0, neighbours, "") if "/usr/sbin/lldpcli" in argv else (0, ethtool, "")
+
+    args = dict(ports=[dict(netdev="ens1np0")], root=str(root))
+    runner = mock.Mock(side_effect=run)
+    with mock.patch.multiple(basic.AnsibleModule, get_bin_path=mock.Mock(side_effect=lambda name, *a, **k: "/usr/sbin/" + name),
+                             run_command=runner):
+        opened = run_module(traffic_window.main, dict(args, state="open"))
+        closed = run_module(traffic_window.main, dict(args, state="close", before=opened["counters"], contract={}))
+        off = run_module(traffic_window.main, dict(args, state="close", before=opened["counters"], contract={}, lldp=False))
+    assert closed["checks"][0]["lldp"] == dict(switch="leaf-r0-0", port="swp1"), closed["checks"][0]
+    lldpcli = [c.args[0] for c in runner.call_args_list if "/usr/sbin/lldpcli" in c.args[0]]
+    # Once, bounded by the command timeout (coreutils timeout where the host has it).
+    assert len(lldpcli) == 1 and lldpcli[0][-6:] == ["/usr/sbin/lldpcli", "-f", "json0", "show", "neighbors", "details"], lldpcli
+    assert "lldp" not in off["checks"][0]
+    with with_ethtool("after"), mock.patch.object(basic.AnsibleModule, "get_bin_path",
+                                                  side_effect=lambda name, *a, **k: None if name == "lldpcli" else "/usr/sbin/" + name):
+        closed = run_module(traffic_window.main, dict(args, state="close", before=opened["counters"], contract={}))
+    assert "lldp" not in closed["checks"][0] and closed["checks"][0]["name"] == "traffic ens1np0"
+
+
 @pytest.mark.parametrize("state", ["open", "close"])
 def test_a_work_dir_that_is_a_link_is_refused_and_nothing_is_written(tmp_path, state):
     """A work_dir someone replaced by a link (to a directory root owns): no script, no stop file, no capture."""
