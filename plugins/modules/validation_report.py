@@ -26,10 +26,10 @@ description:
     C(nic) deltas of the C(traffic <netdev>) checks) - each with its evidence, a confidence (low on one kind of
     evidence, which asks for an inspection only) and the action. C(location) says what the matrix showed and
     why it may not name a part (two hosts cannot tell which end of a failing pair is at fault).
-  - With O(mode=retests), plans the anchor retests of a run's pair matrix (O(plan) and O(results)): each suspect
+  - With O(mode=retests), plans the anchor retests of a run's pair matrix (O(plan) and O(results)) - each suspect
     endpoint, one in far more bad pairs than chance explains, against an anchor, a host that passed with others, with
-    the first bandwidth test of O(tests), in rounds where no host takes part twice, on ports after the plan's; a plan
-    as O(mode=plan) returns, its tests named C(retest:...). Nothing without three hosts or a suspect. Its outcomes,
+    the first bandwidth test of O(tests), in rounds where no host takes part twice, on ports after the plan's - as a
+    plan like O(mode=plan) returns, its test ids starting with C(retest). Nothing without three hosts or a suspect. Its outcomes,
     passed to O(mode=write) as O(retest_plan) and in O(results), clear a suspect whose retest passed (transient) and
     confirm one whose retest failed.
   - Usually runs once on the controller, delegated to C(localhost) with C(run_once).
@@ -147,7 +147,8 @@ options:
     type: dict
   cabling:
     description:
-      - V(write) - the site's cabling plan, C({host: {netdev: {switch, port}}}); the fault location compares each
+      - V(write) - the site's cabling plan, by inventory host, by netdev, C(switch) and C(port) (as LLDP names them);
+        the fault location compares each
         tested port's LLDP neighbour (the C(lldp) of its C(traffic <netdev>) check) with it, a port plugged in
         elsewhere being a miswire. Without a plan, the neighbours are checked for the rail's alignment.
     type: dict
@@ -231,7 +232,7 @@ RETURN = r"""
 plan:
   description: V(plan) - C(tests), C(rounds) (test ids per round), C(assignments) (per round, host to
     C({role, test, args}), C(args) the perftest arguments of its side), C(port_first), C(port_last),
-    C(hosts_without_rdma). V(retests) - the anchor retests in the same shape (none: empty C(tests) and C(rounds)).
+    C(hosts_without_rdma). V(retests) - the anchor retests in the same shape (none - empty C(tests) and C(rounds)).
   returned: mode is plan or mode is retests
   type: dict
 retests:
@@ -242,7 +243,8 @@ retests:
 report:
   description: V(write) - the report as written to C(report.json) (C(title), C(generated), C(summary), C(passed),
     C(hosts), C(tests), C(findings) (each C(part), C(id), C(confidence), C(evidence), C(action), C(replace),
-    C(alternatives)) and C(location) (C(suspects), C(transient) (cleared by a retest that passed), C(retests), C(note))).
+    C(alternatives)) and C(location) (C(suspects), C(transient) - cleared by a retest that passed - C(retests) and
+    C(note)).
   returned: mode is write
   type: dict
 passed:
