@@ -170,87 +170,22 @@ commands:
   elements: str
 """
 
-import inspect
 import json
 import os
 import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.roce.fabric.plugins.module_utils.common.private import (PrivateDirError, check_private_dir, open_private,
-                                                                                 private_dir)
-from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError, ModuleRun, command_timeout_spec
-from ansible_collections.roce.fabric.plugins.module_utils.qos import dscp_capture
+from ansible_collections.roce.fabric.plugins.module_utils.common.private import PrivateDirError, check_private_dir, open_private
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import FabricError, ModuleRun, command_timeout_spec
 from ansible_collections.roce.fabric.plugins.module_utils.qos.contract import ContractError, derive
 from ansible_collections.roce.fabric.plugins.module_utils.qos.counters import traffic_checks
-from ansible_collections.roce.fabric.plugins.module_utils.qos.port_counters import read_port
 from ansible_collections.roce.fabric.plugins.module_utils.qos.state import QosInputError, check_names
-from ansible_collections.roce.fabric.plugins.module_utils.validate import lldp as lldp_parser
 from ansible_collections.roce.fabric.plugins.module_utils.validate import pcie_sampler
 from ansible_collections.roce.fabric.plugins.module_utils.validate.pcie import window_reading
-
-
-def snapshots(module, ports):
-    out = []
-    for port in ports:
-        item = dict(netdev=port["netdev"], device=port.get("device"), port=port["port"])
-        try:
-            out.append(dict(read_port(module, module.params["root"], port["netdev"], port.get("device"), port["port"]),
-                            item=item, aer=pcie_sampler.read_aer(module.params["root"], port["netdev"])))
-        except FabricError as exc:
-            out.append(dict(item=item, msg=str(exc)))
-    return out
-
-
-def lldp_neighbours(module, ports):
-    """Each port's LLDP neighbour as the host's lldpd hears it, ``{netdev: {switch, port}}``: none without lldpcli,
-    when lldpd does not answer, or for a port that hears no switch."""
-    tool = module.get_bin_path("lldpcli") if module.params["lldp"] else None
-    if not tool:
-        return {}
-    rc, out, _err = CommandRunner(module).run([tool, "-f", "json0", "show", "neighbors", "details"])
-    if rc != 0:
-        return {}
-    try:
-        heard = lldp_parser.parse_neighbors(out)
-    except lldp_parser.LldpError:
-        return {}
-    found = {}
-    for port in ports:
-        neighbour = heard.get(port["netdev"]) or {}
-        if neighbour.get("switch"):
-            found[port["netdev"]] = dict(switch=neighbour["switch"], port=neighbour.get("port"))
-    return found
-
-
-# The capture script's name on the host (dscp_capture.replace_earlier finds an earlier capture by it), and the PCIe
-# sampler's.
-CAPTURE_SCRIPT = "roce_dscp_capture.py"
-SAMPLER_SCRIPT = "roce_pcie_sampler.py"
-
-
-def write_capture_script(work_dir, name=CAPTURE_SCRIPT, source=dscp_capture):
-    """A script (module_utils/qos/dscp_capture.py or validate/pcie_sampler.py, its own source) in the private
-    ``work_dir``, made if missing; its path. PrivateDirError when ``work_dir`` is not private (nothing is written)."""
-    private_dir(work_dir)
-    path = os.path.join(work_dir, name)
-    with open_private(path, "w") as handle:
-        handle.write(inspect.getsource(source))
-    return path
-
-
-def window_files(params, job):
-    """The result and stop files of one of the window's background jobs in the work dir: ``capture-<netdev>`` (a
-    port's DSCP capture) or ``pcie-sample`` (the PCIe sampler, named apart from every netdev's)."""
-    base = os.path.join(params["work_dir"], job)
-    return base + ".json", base + ".stop"
-
-
-def capture_job(netdev):
-    return "capture-%s" % netdev
-
-
-PCIE_JOB = "pcie-sample"
+from ansible_collections.roce.fabric.plugins.module_utils.validate.window import (PCIE_JOB, SAMPLER_SCRIPT, capture_job, detach,
+                                                                                  lldp_neighbours, snapshots, window_files,
+                                                                                  write_capture_script)
 
 
 def sampling(run, params):
@@ -258,26 +193,6 @@ def sampling(run, params):
     if run.check_mode or not params["pcie"] or not params["work_dir"]:
         return []
     return [port["netdev"] for port in params["ports"]]
-
-
-def detach(argv):
-    """Start ``argv`` in a session of its own, its standard streams on /dev/null (a double fork, as Ansible's async
-    wrapper does): it outlives this module and the SSH session that started it. The capture ends by itself at
-    capture_seconds when nothing stops it."""
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child's code runs in the forked process
-        try:
-            os.setsid()
-            if os.fork():
-                os._exit(0)
-            null = os.open(os.devnull, os.O_RDWR)
-            for stream in (0, 1, 2):
-                os.dup2(null, stream)
-            os.closerange(3, 65536)
-            os.execve(argv[0], argv, dict(os.environ, LC_ALL="C"))
-        finally:
-            os._exit(127)
-    os.waitpid(pid, 0)
 
 
 def open_window(run, module):
