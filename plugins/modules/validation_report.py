@@ -297,7 +297,9 @@ def read(path):
         return None
 
 
-def plan_tests(run):
+def planned(run, tools, pairs, port_base, id_prefix="", what="the plan needs"):
+    """The pair tests of ``tools`` over ``pairs`` (every pair when empty) from ``port_base``, the inputs checked first;
+    the module fails with the reason when they cannot be planned."""
     p = run.module.params
     if not 1 <= p["port_base"] <= 65000:
         run.fail("port_base must be between 1 and 65000, got %d" % p["port_base"])
@@ -308,35 +310,33 @@ def plan_tests(run):
         if not re.match(r"^[0-9]{1,3}$", str(tos).strip()) or int(str(tos).strip()) > 255:
             run.fail("perftest.tos must be a ToS of 0-255 (or empty for none), got %r" % (tos,))
     try:
-        result = _validate.plan(p["hosts"], p["tests"], pairs=p["pairs"], port_base=p["port_base"],
-                                bw_fraction=p["bw_fraction"], min_bw_gbps=p["min_bw_gbps"], max_lat_usec=p["max_lat_usec"],
-                                perftest=p["perftest"])
+        result = _validate.plan(p["hosts"], tools, pairs=pairs, port_base=port_base, bw_fraction=p["bw_fraction"],
+                                min_bw_gbps=p["min_bw_gbps"], max_lat_usec=p["max_lat_usec"], perftest=p["perftest"],
+                                id_prefix=id_prefix)
     except _validate.PlanError as exc:
-        run.fail(str(exc))
+        run.fail(str(exc) if not id_prefix else "the anchor retests could not be planned: %s" % exc)
     if result["port_last"] > 65535:
-        run.fail("the plan needs ports up to %d: lower port_base" % result["port_last"])
-    run.update(plan=result)
+        run.fail("%s ports up to %d: lower port_base" % (what, result["port_last"]))
+    return result
+
+
+def plan_tests(run):
+    p = run.module.params
+    run.update(plan=planned(run, p["tests"], p["pairs"], p["port_base"]))
 
 
 def plan_retests(run):
     p = run.module.params
-    tests = _validate.merge_results(p["plan"], p["results"])
-    pairs = _findings.retest_pairs(tests)
+    pairs = _findings.retest_pairs(_validate.merge_results(p["plan"], p["results"]))
     tools = [tool for tool in p["tests"] if tool in _findings.PAIR_BW_TOOLS]
     tools = [tool for tool in tools if tool != "rping"][:1] or tools[:1]
-    empty = dict(tests=[], rounds=[], assignments=[], port_first=p["plan"].get("port_last", p["port_base"]),
-                 port_last=p["plan"].get("port_last", p["port_base"]), hosts_without_rdma=[])
+    after = int(p["plan"].get("port_last", p["port_base"])) + 1
     if not pairs or not tools:
-        run.update(plan=empty, retests=[])
+        # No retest: its ports end where the plan's do (the role's cleanup takes the range up to port_last).
+        run.update(plan=dict(tests=[], rounds=[], assignments=[], port_first=after - 1, port_last=after - 1,
+                             hosts_without_rdma=[]), retests=[])
         return
-    try:
-        result = _validate.plan(p["hosts"], tools, pairs=pairs, port_base=int(p["plan"].get("port_last", p["port_base"])) + 1,
-                                bw_fraction=p["bw_fraction"], min_bw_gbps=p["min_bw_gbps"], max_lat_usec=p["max_lat_usec"],
-                                perftest=p["perftest"], id_prefix="retest:")
-    except _validate.PlanError as exc:
-        run.fail("the anchor retests could not be planned: %s" % exc)
-    if result["port_last"] > 65535:
-        run.fail("the anchor retests need ports up to %d: lower port_base" % result["port_last"])
+    result = planned(run, tools, pairs, after, "retest:", "the anchor retests need")
     run.update(plan=result, retests=[dict(suspect=pair["suspect"], anchor=pair["anchor"], test_id=test["id"])
                                      for pair, test in zip(pairs, result["tests"])])
 
