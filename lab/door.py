@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -40,6 +41,18 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "common"))
 # LabError is raised for what a peer cannot do; callers import it from here.
 from peer import LabError  # noqa: E402,F401  pylint: disable=wrong-import-position,unused-import
+
+# What OpenSSH's connection sharing prints when it cannot use the kept connection before any session started (its
+# master ending as the command comes, ControlPersist having run out): ssh then runs the command over a connection of
+# its own, and its exit status is the command's. These lines are ssh's, never the command's output.
+MUX_FALLBACK = re.compile(r"^(?:muxclient: master hello exchange failed"
+                          r"|mux_client_request_session: master alive request failed"
+                          r"|Control socket connect\(.*\): .*)\r?(?:\n|\Z)", re.M)
+
+
+def without_mux_fallback(stderr):
+    """``stderr`` of an exec without OpenSSH's notices that it fell back from the shared connection."""
+    return MUX_FALLBACK.sub("", stderr) if isinstance(stderr, str) else stderr
 
 
 class Lab(object):
@@ -84,7 +97,9 @@ class Lab(object):
             command = self.peer(host).exec_argv(list(argv))
         except SystemExit as exc:
             raise LabError(str(exc)) from None
-        return subprocess.run(command, check=check, **kwargs)
+        proc = subprocess.run(command, check=check, **kwargs)
+        proc.stderr = without_mux_fallback(proc.stderr)
+        return proc
 
     def switch_behind(self, jump, kind, port):
         """A switch simulator reachable only from inside lab host ``jump``, through its sshd (a context manager:
