@@ -26,8 +26,9 @@ The switch starts from the applied configuration of a real Cumulus Linux 5.5.0 s
 
 State lives in ``--state-file`` (JSON), read and written under a lock for every request, so the lab's door can
 read it and arm faults between requests: ``apply`` (``fail``: the apply ends ``apply_fail``; ``hang``: the
-revision stays ``applying``), ``drop_after`` (close the connection without an answer after N more requests)
-and ``delay`` (seconds before each answer).
+revision stays ``applying``), ``drop_after`` (close the connection without an answer after N more requests),
+``delay`` (seconds before each answer) and ``counters`` (a port's ``link.stats`` values in the operational
+interface tree, ``GET /nvue_v1/interface?rev=operational`` and ``nv show interface --operational -o json``).
 """
 
 from __future__ import annotations
@@ -141,6 +142,26 @@ class Switch(object):
         with open(tmp, "w") as handle:
             json.dump(self.data, handle, indent=1, sort_keys=True)
         os.replace(tmp, self.args.state_file)
+
+    def operational_interfaces(self):
+        """The operational interface tree: the applied configuration's interfaces and every front-panel port of the
+        switch, each with the ``link.stats`` of the NVUE API (the Cumulus Linux 5.9 guide's ``GET
+        /nvue_v1/interface``: carrier-transitions, in/out bytes, drops, errors, pkts); no traffic passes here, so
+        they are 0 but for what the lab armed (fault ``counters``: ``{"swp1": {"in-errors": 25}}``)."""
+        tree = copy.deepcopy(self.data["applied"].get("interface") or {})
+        for number in range(1, self.data["ports"] + 1):
+            if number in self.data["breakouts"]:
+                names = ["swp%ds%d" % (number, sub) for sub in range(4)]
+            else:
+                names = ["swp%d" % number]
+            for name in names:
+                tree.setdefault(name, {"type": "swp"})
+        armed = self.data["faults"].get("counters") or {}
+        for name, entry in tree.items():
+            stats = dict((key, 0) for key in STATS)
+            stats.update(armed.get(name) or {})
+            entry.setdefault("link", {})["stats"] = stats
+        return tree
 
     # --- validation of a configuration (what an apply checks) ---------------------------------------------
 
@@ -281,6 +302,8 @@ class Switch(object):
 COLLECTIONS = ("interface", "domain", "vlan", "mapping", "pfc", "congestion-control", "traffic-class", "switch-priority")
 LEAVES = ("mtu", "access", "trust", "tx", "rx", "ecn", "min-threshold", "max-threshold", "mode", "enable", "probability",
           "red", "port-default-sp")
+STATS = ("carrier-transitions", "in-bytes", "in-drops", "in-errors", "in-pkts", "out-bytes", "out-drops", "out-errors",
+         "out-pkts")
 NUMBERS = ("mtu", "access", "min-threshold", "max-threshold", "probability", "port-default-sp")
 
 
@@ -352,6 +375,8 @@ def nv_command(switch, user, line):
                 tree = {part: tree}
             entries.append({"unset" if patch["body"] is None else "set": tree})
         return (json.dumps(entries, indent=2) if entries else "{}") + "\n", 0
+    if args[:2] == ["show", "interface"] and args[2:] == ["--operational", "-o", "json"]:
+        return json.dumps(switch.operational_interfaces(), indent=2) + "\n", 0
     if args[:2] == ["config", "detach"]:
         rev = pending.pop(user, None)
         if rev is not None:
@@ -605,6 +630,8 @@ class Handler(BaseHTTPRequestHandler):
                 config = switch.candidate(revisions[rev])
             else:
                 return 404, dict(status=404, title="Not Found", detail="revision %s not found" % rev, type="about:blank")
+            if rev == "operational" and parts[:1] == ["interface"]:
+                config = dict(config, interface=switch.operational_interfaces())
             node = subtree(config, parts)
             if node is None:
                 return 404, dict(status=404, title="Not Found", detail="%s not found" % "/".join(parts), type="about:blank")

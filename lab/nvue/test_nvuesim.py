@@ -216,3 +216,18 @@ def test_nv_over_ssh_closes_a_channel_only_after_the_client_and_the_door_keeps_i
     finally:
         client.close()
         switch.stop()
+
+
+def test_operational_interfaces_carry_the_guides_link_stats_and_the_armed_counters(sim):
+    """The operational interface tree has each port's link.stats with the keys of the Cumulus Linux 5.9 guide's
+    GET /nvue_v1/interface (the corpus sample), 0 but for what the lab armed; the applied tree has none."""
+    guide = set(real("api_interface_stats_5.9_doc.json")["eth0"]["link"]["stats"])
+    sim.switch.fault(counters={"swp3": {"in-errors": 25, "carrier-transitions": 3}})
+    status, tree = sim("GET", "/interface?rev=operational")
+    assert status == 200 and set(tree["swp1"]["link"]["stats"]) == guide
+    assert tree["swp3"]["link"]["stats"]["in-errors"] == 25 and tree["swp3"]["link"]["stats"]["carrier-transitions"] == 3
+    assert tree["swp1"]["link"]["stats"]["in-errors"] == 0
+    # Port 31 is broken out (roce_lab_cumulus_breakouts): its four lanes, not swp31.
+    assert "swp31s2" in tree and "swp31" not in tree
+    assert "stats" not in (sim("GET", "/interface?rev=applied")[1].get("swp1") or {}).get("link", {})
+    assert sim.switch.state()["applies"] == 0

@@ -28,7 +28,8 @@ State file (JSON, replaced atomically after every command; read by tests)::
      "commands": [{"session": n, "line": "...", "mode": "user|enable|config|config-if|config-vlan|config-if-vlan",
                    "ok": bool}],
      "logins": n, "auth_attempts": n, "sessions": n, "link_toggles": {port: n}, "config_commands": n, "drops": n,
-     "faults": {"drop_after": N|null, "reject": REGEX|null, "delay": SECONDS}}
+     "faults": {"drop_after": N|null, "reject": REGEX|null, "delay": SECONDS,
+                "counters": {port: {"Rx"|"Tx": {label: value}}}}}
 
     CONFIG = {"hostname", "port_count", "roce": null|"lossless"|"semi-lossless"|"lossy",
               "vlans": {"1": {"name": "default"}, "111": {"name": ""}},
@@ -68,7 +69,8 @@ Behaviour:
   command and before every write).  ``drop_after`` counts configuration lines (not ``show``/``exit``) from process
   start or from when the fault was set; the Nth line is applied, then the connection is closed without a reply,
   and the fault disarms itself.  ``reject`` answers matching lines with ``% Internal error, please try again``
-  (not applied); ``delay`` sleeps before every answer.
+  (not applied); ``delay`` sleeps before every answer; ``counters`` sets a port's ``show interfaces ethernet``
+  Rx/Tx counters (no traffic passes through the simulator: the others read 0).
 
 Verbatim from the Onyx manual and public captures: the prompts, ``show roce`` (lossless), the ``show dcb priority-flow-control``
 text, the running-config header, section banners and line style, the ``show interfaces ethernet`` field labels,
@@ -677,7 +679,8 @@ class Switch:
                 faults = json.load(handle).get('faults') or {}
         except (OSError, ValueError):
             return
-        new = {'drop_after': faults.get('drop_after'), 'reject': faults.get('reject'), 'delay': faults.get('delay') or 0}
+        new = {'drop_after': faults.get('drop_after'), 'reject': faults.get('reject'), 'delay': faults.get('delay') or 0,
+               'counters': faults.get('counters') or {}}
         if new['drop_after'] != self.faults.get('drop_after'):
             self.fault_count = 0
         self.faults = new
@@ -1419,7 +1422,19 @@ def if_attrs(sw, p, text=False):
     ]
 
 
-COUNTERS = ('packets', 'unicast packets', 'multicast packets', 'broadcast packets', 'bytes', 'error packets', 'discard packets')
+# The Rx and Tx objects of a real switch's interfaces (mellanox.onyx's onyx_interfaces_show.cfg fixture); Tx has
+# head-of-queue discards too.
+COUNTERS = {'Rx': ('error packets', 'packets', 'bytes', 'multicast packets', 'unicast packets', 'discard packets',
+                   'broadcast packets'),
+            'Tx': ('error packets', 'packets', 'bytes', 'multicast packets', 'unicast packets', 'discard packets',
+                   'hoq discard packets', 'broadcast packets')}
+
+
+def counters(sw, p, direction):
+    """``{label: value}`` of one port's Rx or Tx: no traffic passes here, so 0 but for what the lab armed (fault
+    ``counters``: ``{"1/1": {"Rx": {"error packets": 25}}}``)."""
+    armed = ((sw.faults.get('counters') or {}).get(p) or {}).get(direction) or {}
+    return dict((c, str(int(armed.get(c, 0)))) for c in COUNTERS[direction])
 
 
 @json_ok
@@ -1430,8 +1445,8 @@ def h_show_interfaces(sess, a):
         result = []
         for p in ports:
             attrs = dict(if_attrs(sw, p))
-            attrs['Rx'] = {c: '0' for c in COUNTERS}
-            attrs['Tx'] = {c: '0' for c in COUNTERS}
+            attrs['Rx'] = counters(sw, p, 'Rx')
+            attrs['Tx'] = counters(sw, p, 'Tx')
             if sw.json_new():
                 result.append({'Eth' + p: [attrs]})
             else:
@@ -1443,7 +1458,7 @@ def h_show_interfaces(sess, a):
         lines = ['Eth%s:' % p]
         lines += ['  %-33s: %s' % kv for kv in if_attrs(sw, p, text=True)]
         for direction in ('Rx', 'Tx'):
-            lines += ['', direction + ':'] + ['  %-20s %s' % ('0', c) for c in COUNTERS]
+            lines += ['', direction + ':'] + ['  %-20s %s' % (v, c) for c, v in counters(sw, p, direction).items()]
         blocks.append('\n'.join(lines))
     return '\n' + '\n\n'.join(blocks)
 

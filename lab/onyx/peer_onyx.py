@@ -110,7 +110,8 @@ class OnyxSwitch(ProcessPeer):
             return json.load(handle)
 
     def fault(self, **faults):
-        """``drop_after`` (drop the session after N commands), ``reject`` (refuse lines matching it), ``delay`` (s)."""
+        """``drop_after`` (drop the session after N commands), ``reject`` (refuse lines matching it), ``delay`` (s),
+        ``counters`` (``{port: {"Rx"|"Tx": {label: value}}}``, what ``show interfaces ethernet`` prints)."""
         state = self.state()
         state["faults"] = dict(dict(drop_after=None, reject=None, delay=0), **faults)
         tmp = self.state_file + ".door"

@@ -672,3 +672,18 @@ def test_public_key_authentication(tmp_path):
         assert s.state()['logins'] == 1
     finally:
         assert s.stop() == 0
+
+
+def test_interface_counters_have_the_real_labels_and_the_armed_values(sim, conn):
+    """show interfaces ethernet | json-print carries the Rx and Tx objects with the labels of a real switch's output
+    (the corpus sample from mellanox.onyx), 0 but for what the lab armed; the text form prints the same values."""
+    real = json.loads(corpus_body('show_interfaces_json_counters_mellanox_onyx.txt'))[0]
+    sim.set_faults(counters={'1/2': {'Rx': {'error packets': 25}, 'Tx': {'discard packets': 7}}})
+    attrs = json.loads(conn.send_command('show interfaces ethernet 1/2 | json-print'))[0]['Eth1/2'][0]
+    assert set(attrs['Rx']) == set(real['Rx']) and set(attrs['Tx']) == set(real['Tx'])
+    assert attrs['Rx']['error packets'] == '25' and attrs['Tx']['discard packets'] == '7'
+    assert attrs['Rx']['discard packets'] == '0'
+    text = conn.send_command('show interfaces ethernet 1/2')
+    assert re.search(r'^\s+25\s+error packets$', text, re.M), text
+    sim.set_faults(counters={})
+

@@ -11,7 +11,8 @@ Python) and, unless the task sets them, takes its connection options as Ansible'
 ``ansible_command_timeout``; ``proxy_command`` (a jump host) from ``ansible_paramiko_proxy_command``, else a
 ``ProxyCommand`` or ``ProxyJump`` in ``ansible_ssh_common_args`` / ``ansible_ssh_extra_args``; and
 ``host_key_checking`` and ``known_hosts_file`` from ``onyx_host_key_checking`` and ``onyx_known_hosts_file``.
-A switch that does not answer is reported unreachable, as a host is.
+A switch that does not answer is reported unreachable, as a host is. A task delegated to a switch
+(``delegate_to``, as the validate role reads the switches' counters) takes that switch's variables.
 """
 
 from __future__ import annotations
@@ -49,20 +50,28 @@ class ActionModule(ActionBase):
     PROXY_OPTION = "proxy_command"
 
     def _connection_args(self, args, task_vars):
-        """The task's arguments with the inventory's connection variables filled in where the task gives none."""
+        """The task's arguments with the inventory's connection variables filled in where the task gives none: the
+        switch's own, also when the task runs for another host and is delegated to the switch (``delegate_to``)."""
         args = dict(args)
+        template = self._templar.template
+        delegated = self._task.delegate_to
+        if delegated and delegated in (task_vars.get("ansible_delegated_vars") or {}):
+            # The switch's variables, templated among themselves (a known_hosts path under its inventory_dir).
+            task_vars = dict(task_vars["ansible_delegated_vars"][delegated], inventory_hostname=delegated)
+            templar = self._templar.copy_with_new_env()
+            templar.available_variables = task_vars
+            template = templar.template
         for option, names in self.CONNECTION_VARS:
             if args.get(option) is not None:
                 continue
             for name in names:
                 value = task_vars.get(name)
                 if value is not None:
-                    args[option] = self._templar.template(value)
+                    args[option] = template(value)
                     break
         if args.get("password") is None and getattr(self._play_context, "password", None):
             args["password"] = self._play_context.password  # --ask-pass
         if self.PROXY_OPTION and args.get(self.PROXY_OPTION) is None:
-            template = self._templar.template
             command = proxy_command(
                 [template(task_vars.get(name)) for name in ("ansible_ssh_common_args", "ansible_ssh_extra_args")
                  if task_vars.get(name)],
@@ -86,6 +95,11 @@ class ActionModule(ActionBase):
         if self._connection.transport != "local":
             self._connection = connection_loader.get("local", self._play_context, None)
         module_vars = dict(task_vars, ansible_python_interpreter=sys.executable)
+        delegated = self._task.delegate_to
+        if delegated and delegated in (task_vars.get("ansible_delegated_vars") or {}):
+            # Delegated, Ansible picks the interpreter from the switch's variables: this one there too.
+            module_vars["ansible_delegated_vars"] = dict(task_vars["ansible_delegated_vars"], **{
+                delegated: dict(task_vars["ansible_delegated_vars"][delegated], ansible_python_interpreter=sys.executable)})
         result.update(self._execute_module(module_name=self.MODULE, module_args=args, task_vars=module_vars))
         # A switch that does not answer is unreachable, as a host is: Ansible's recap counts it so, and a play can
         # go on without it (ignore_unreachable). The module's message carries the whole cause.

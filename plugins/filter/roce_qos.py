@@ -15,7 +15,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.qos.host import (
     nccl_tc_check,
     nic_checks,
 )
-from ansible_collections.roce.fabric.plugins.module_utils.qos.switch import role_args, verify_check
+from ansible_collections.roce.fabric.plugins.module_utils.qos.switch import counter_reads, families, role_args, verify_check
 from ansible_collections.roce.fabric.plugins.module_utils.qos.contract import (
     ContractError,
     derive,
@@ -41,6 +41,18 @@ def roce_switch_check(result, host, os, roce_mode, contract, check_mode=False, o
         raise AnsibleFilterError(str(exc))
     return verify_check(host, os, result, roce_mode or None, settings, check_mode=bool(check_mode),
                         os_setting=os_setting)
+
+
+def roce_switch_families(switches, hostvars):
+    """The switches by the family module that reads them (module_utils/qos/switch.py families)."""
+    return families(switches, hostvars)
+
+
+def roce_switch_counters(results, unknown=None):
+    """Each switch's port counters, or why it was not read (module_utils/qos/switch.py counter_reads)."""
+    if not isinstance(results, list):
+        raise AnsibleFilterError("roce_switch_counters expects a list of the family modules' registered loops")
+    return counter_reads(results, unknown)
 
 
 def roce_qos_switch_conflicts(contract, roce_mode=None, ports=None, pfc=None):
@@ -126,6 +138,8 @@ class FilterModule:
             "roce_qos_conflicts": roce_qos_conflicts,
             "roce_qos_nccl_check": roce_qos_nccl_check,
             "roce_switch_check": roce_switch_check,
+            "roce_switch_families": roce_switch_families,
+            "roce_switch_counters": roce_switch_counters,
             "nic_qos_checks": nic_qos_checks,
             "roce_qos_traffic": roce_qos_traffic,
             "roce_switch_args": roce_switch_args,

@@ -208,7 +208,9 @@ options:
     description:
       - V(merged) configures the switch.
       - V(gathered) reads the applied configuration (one C(GET) or C(nv config show)) and returns its RoCE part, in
-        this module's own option shape (RV(gathered)); given back with V(merged), it changes nothing.
+        this module's own option shape (RV(gathered)); given back with V(merged), it changes nothing. It reads every
+        interface's counters too (RV(counters); C(GET /nvue_v1/interface?rev=operational) or C(nv show interface
+        --operational -o json)).
       - V(rendered) returns the C(nv) commands for a switch with nothing configured, without connecting to anything
         (RV(rendered)).
     type: str
@@ -283,6 +285,16 @@ gathered:
   sample: {roce_mode: lossless, trust: l3, vlans: [{id: 111, access_ports: [swp1-4], trunk_ports: [swp31s0-3]}],
            ports: [{ports: [swp1-4, swp31s0-3], mtu: 9216}], pfc: {enabled: true, priorities: [3]},
            ecn: [{traffic_class: 3, min_bytes: 150000, max_bytes: 1500000}]}
+counters:
+  description:
+    - Every interface's counters (state gathered), from its operational C(link.stats), under the names the Onyx module
+      and the host side use - C(in_errors), C(in_discards) (C(in-drops)), C(in_packets), C(out_errors),
+      C(out_discards) (C(out-drops)), C(out_packets), C(carrier_transitions).
+    - The validate role reads them before and after its traffic and the report takes the difference.
+  returned: state gathered
+  type: dict
+  sample: {swp1: {in_errors: 0, in_discards: 0, in_packets: 2371, out_errors: 0, out_discards: 0, out_packets: 762,
+                  carrier_transitions: 2}}
 rendered:
   description: The C(nv) commands for a switch with nothing configured (state rendered), as RV(commands).
   returned: state rendered
@@ -437,7 +449,8 @@ def gather(run, params):
     api = connect(params)
     try:
         config, release = read_applied(api)
-        run.update(release=release, gathered=state.gathered(parsers.parse_config(config)))
+        run.update(release=release, gathered=state.gathered(parsers.parse_config(config)),
+                   counters=parsers.port_counters(api.interfaces()))
     finally:
         run.update(requests=list(api.requests))
         if isinstance(api, NvueSsh):

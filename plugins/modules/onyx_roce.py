@@ -194,7 +194,8 @@ options:
     description:
       - V(merged) configures the switch.
       - V(gathered) reads the switch and returns its RoCE configuration, every port, in this module's own option
-        shape (RV(gathered)); given back with V(merged), it changes nothing. Nothing is sent but the reads.
+        shape (RV(gathered)), and every port's counters (RV(counters), from the same C(show interfaces ethernet)
+        read); given back with V(merged), the configuration changes nothing. Nothing is sent but the reads.
       - V(rendered) returns the commands for a switch in factory state without connecting to anything (RV(rendered)).
     type: str
     choices: [merged, gathered, rendered]
@@ -283,6 +284,17 @@ gathered:
                     ecn: [{traffic_class: 3, min_kb: 150, max_kb: 1500}]},
                    {ports: [1/5-1/31], mtu: 1500, pfc: false, shutdown: false}],
            pfc: {enabled: true, priorities: [3]}}
+counters:
+  description:
+    - Every port's counters (state gathered), from the C(Rx) and C(Tx) objects of C(show interfaces ethernet |
+      json-print), under the names the Cumulus Linux module and the host side use - C(in_errors), C(in_discards),
+      C(in_packets), C(out_errors), C(out_discards), C(out_hoq_discards) (head-of-queue discards), C(out_packets);
+      a counter the release does not print is left out.
+    - The validate role reads them before and after its traffic and the report takes the difference.
+  returned: state gathered
+  type: dict
+  sample: {"1/1": {in_errors: 0, in_discards: 0, in_packets: 1830, out_errors: 0, out_discards: 0,
+                   out_hoq_discards: 0, out_packets: 1902}}
 rendered:
   description: The commands for a switch in factory state (state rendered), as RV(commands).
   returned: state rendered
@@ -414,8 +426,8 @@ def gather(run, params):
     session = open_session(params)
     try:
         session.open()
-        release, have, roce_mode, _existing = state.read_switch(session)
-        run.update(gathered=state.gathered(have, roce_mode), release=release)
+        release, have, roce_mode, interfaces = state.read_switch(session)
+        run.update(gathered=state.gathered(have, roce_mode), release=release, counters=parsers.port_counters(interfaces))
     finally:
         session.close()
         run.update(logins=session.logins)

@@ -153,6 +153,16 @@ options:
         elsewhere being a miswire. Without a plan, the neighbours are checked for the rail's alignment.
     type: dict
     default: {}
+  switch_counters:
+    description:
+      - V(write) - the switches' port counters read before and after the traffic, C({before, after}), each by switch
+        (named as O(cabling) and LLDP name it) C({ports}) (the RV(roce.fabric.onyx_roce#module:counters) or
+        RV(roce.fabric.nvue_roce#module:counters) of state V(gathered)) or C({error}) when it could not be read.
+      - A tested port's switch port (from O(cabling), else its LLDP neighbour) that counted receive errors, or transmit
+        errors or discards, during the traffic is evidence for the cable or the switch port; the report's
+        C(location.switches) says which switches were read and why the others were not.
+    type: dict
+    default: {}
   results:
     description:
       - V(write), V(retests) - server and client outcomes, each C({test_id, role, passed, cause, msg, command, summary,
@@ -243,8 +253,8 @@ retests:
 report:
   description: V(write) - the report as written to C(report.json) (C(title), C(generated), C(summary), C(passed),
     C(hosts), C(tests), C(findings) (each C(part), C(id), C(confidence), C(evidence), C(action), C(replace),
-    C(alternatives)) and C(location) (C(suspects), C(transient) - cleared by a retest that passed - C(retests) and
-    C(note)).
+    C(alternatives)) and C(location) (C(suspects), C(transient) - cleared by a retest that passed - C(retests),
+    C(switches) - C(read) and C(unread) with why - and C(note)).
   returned: mode is write
   type: dict
 passed:
@@ -370,7 +380,7 @@ def write_report(run):
                                     generated=generated)
     retested = _validate.merge_results(p["retest_plan"], p["results"]) if p["retest_plan"] else []
     report["findings"], report["location"] = _findings.findings_of(report["tests"], report["hosts"], retested,
-                                                                   p["cabling"])
+                                                                   p["cabling"], p["switch_counters"])
     json_path = os.path.join(p["dest"], "report.json")
     html_path = os.path.join(p["dest"], "report.html")
     xml_path = os.path.join(p["dest"], "report.xml")
@@ -431,6 +441,7 @@ def main():
             plan=dict(type="dict"),
             retest_plan=dict(type="dict"),
             cabling=dict(type="dict", default={}),
+            switch_counters=dict(type="dict", default={}),
             results=dict(type="list", elements="dict", default=[]),
             dest=dict(type="path"),
             title=dict(type="str", default="RoCE fabric validation"),

@@ -155,9 +155,9 @@ class LabCumulus(LabPeer):
         return self.state()["applied"]
 
     def mutating_requests(self):
-        """API requests other than reads, and nv commands other than nv config show and nv config diff."""
+        """API requests other than reads, and nv commands other than nv config show, nv config diff and nv show."""
         return [r for r in self.calls() if r["method"] != "GET"
-                and not (r["method"] == "SSH" and r["path"].startswith(("nv config show", "nv config diff")))]
+                and not (r["method"] == "SSH" and r["path"].startswith(("nv config show", "nv config diff", "nv show ")))]
 
     def set_faults(self, **faults):
         LAB.fault(self.name, **faults)

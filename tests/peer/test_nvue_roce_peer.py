@@ -3,6 +3,7 @@ the switch's inventory connection variables: leaf1 (Cumulus Linux 5.9.2) over th
 checked against the lab's CA; leaf2 (5.4.0, REST API off) with nv over SSH, its host key pinned. Every case reads
 the switch's applied configuration and its request log from outside."""
 
+import json
 import os
 import subprocess
 import time
@@ -462,4 +463,34 @@ def test_gathered_is_the_switchs_configuration_in_the_modules_own_shape(which, r
                                                    and r["path"].startswith(("nv config show", "nv config diff")))]
     again = switch.module(MODULE, got["gathered"])
     assert again["changed"] is False and again["commands"] == [] and again["before"] == again["after"], again
+    unchanged(switch, before)
+
+
+@pytest.mark.parametrize("which", ["leaf1", "leaf2"])
+def test_gathered_reads_every_ports_counters_over_rest_and_ssh(which, request, tmp_path):
+    """Issue 39: state gathered also reads the operational interface tree (GET /nvue_v1/interface?rev=operational on
+    leaf1, nv show interface --operational -o json on leaf2) and returns each port's link.stats under the names the
+    validation reads; the roce_switch role's counters tasks read them delegated from a play of another host. Reads
+    only: no revision, nothing applied."""
+    switch = request.getfixturevalue(which)
+    switch.set_faults(counters={"swp3": {"in-errors": 40, "out-drops": 6, "carrier-transitions": 4}})
+    before, mutating = switch.state(), switch.mutating_requests()
+    got = switch.module(MODULE, dict(state="gathered"))
+    assert got.get("failed") is not True and got["changed"] is False, got
+    assert got["counters"]["swp3"] == dict(in_errors=40, in_discards=0, in_packets=0, out_errors=0, out_discards=6,
+                                           out_packets=0, carrier_transitions=4)
+    assert got["counters"]["swp1"]["in_errors"] == 0
+    out = tmp_path / "counters.json"
+    playbook = tmp_path / "counters.yml"
+    playbook.write_text(
+        "- hosts: localhost\n  gather_facts: false\n  tasks:\n"
+        "    - ansible.builtin.include_role: {name: roce.fabric.roce_switch, tasks_from: counters}\n"
+        "      vars: {roce_switch_counter_hosts: [%s]}\n"
+        "    - ansible.builtin.copy: {content: '{{ roce_switch_counters | to_json }}', dest: %s, mode: '0600'}\n"
+        % (which, out))
+    proc = subprocess.run(["ansible-playbook", "-i", INVENTORY, str(playbook)], capture_output=True, text=True,
+                          cwd=REPO, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert json.loads(out.read_text())["before"][which]["ports"]["swp3"]["in_errors"] == 40
+    assert switch.mutating_requests() == mutating
     unchanged(switch, before)

@@ -481,3 +481,38 @@ def test_gathered_is_the_switchs_configuration_in_the_modules_own_shape(sw1):
     again = sw1.module(MODULE, gathered)
     assert again["changed"] is False and again["commands"] == [] and again["before"] == again["after"], again
     assert len(sw1.config_lines()) == sent
+
+
+def counters_playbook(tmp_path, switches):
+    """The roce_switch role's counters tasks as the validate role runs them: in a play of another host (the
+    controller here), once, delegated to each switch; the reads it records, as JSON."""
+    out = tmp_path / "counters.json"
+    playbook = tmp_path / "counters.yml"
+    playbook.write_text(
+        "- hosts: localhost\n  gather_facts: false\n  tasks:\n"
+        "    - ansible.builtin.include_role: {name: roce.fabric.roce_switch, tasks_from: counters}\n"
+        "      vars: {roce_switch_counter_hosts: %s, roce_switch_counters_phase: after}\n"
+        "    - ansible.builtin.copy: {content: '{{ roce_switch_counters | to_json }}', dest: %s, mode: '0600'}\n"
+        % (json.dumps(switches), out))
+    proc = subprocess.run(["ansible-playbook", "-i", INVENTORY, str(playbook)], capture_output=True, text=True,
+                          cwd=REPO, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    return json.loads(out.read_text())["after"]
+
+
+def test_gathered_reads_every_ports_counters_and_the_role_reads_them_delegated(sw1, tmp_path):
+    """Issue 39: state gathered returns every port's counters from the same show interfaces ethernet it reads (the
+    Rx/Tx labels of a real switch's output, in the simulator's table); the roce_switch role's counters tasks read them
+    from a play of another host, delegated to the switch with its own inventory connection, and record a switch they
+    cannot read with why. Nothing is sent to the switch but reads."""
+    sw1.set_faults(counters={"1/2": {"Rx": {"error packets": 25}, "Tx": {"discard packets": 7, "hoq discard packets": 2}}})
+    sent = len(sw1.config_lines())
+    got = sw1.module(MODULE, dict(state="gathered"))
+    assert got.get("failed") is not True and got["changed"] is False, got
+    assert got["counters"]["1/2"] == dict(in_errors=25, in_discards=0, in_packets=0, out_errors=0, out_discards=7,
+                                          out_hoq_discards=2, out_packets=0)
+    assert got["counters"]["1/1"]["in_errors"] == 0 and len(got["counters"]) == len(sw1.state()["running"]["ports"])
+    reads = counters_playbook(tmp_path, ["sw1", "nosuchswitch"])
+    assert reads["sw1"]["ports"]["1/2"]["in_errors"] == 25 and reads["sw1"]["ports"]["1/3"]["out_discards"] == 0
+    assert reads["nosuchswitch"] == {"error": "not a host of the inventory"}
+    assert len(sw1.config_lines()) == sent

@@ -299,3 +299,26 @@ def pending_changes(output):
     except ValueError:
         return text
     return text if data else None
+
+
+# link.stats of the operational interface tree -> the names the validation reads (shared with Onyx's and the host's).
+PORT_COUNTERS = (("in-errors", "in_errors"), ("in-drops", "in_discards"), ("in-pkts", "in_packets"),
+                 ("out-errors", "out_errors"), ("out-drops", "out_discards"), ("out-pkts", "out_packets"),
+                 ("carrier-transitions", "carrier_transitions"))
+
+
+def port_counters(interfaces):
+    """``{'swp1': {in_errors, in_discards, in_packets, out_errors, out_discards, out_packets, carrier_transitions}}``
+    from the operational interface tree (``GET /nvue_v1/interface``, ``nv show interface -o json``): each
+    interface's ``link.stats``; one without stats is left out, a counter that is not a number too."""
+    out = {}
+    for name, interface in (interfaces or {}).items() if isinstance(interfaces, dict) else ():
+        stats = _get(interface, "link", "stats")
+        values = {}
+        for key, mine in PORT_COUNTERS if isinstance(stats, dict) else ():
+            value = _int_or_none(stats.get(key))
+            if value is not None:
+                values[mine] = value
+        if values:
+            out[name] = values
+    return out

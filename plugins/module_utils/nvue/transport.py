@@ -135,6 +135,10 @@ class NvueRest(object):
         """The applied configuration, whole (``GET /nvue_v1/?rev=applied``)."""
         return self._call("GET", "/", rev="applied", what="reading the applied configuration")
 
+    def interfaces(self):
+        """The operational interface tree, each interface's ``link.stats`` in it (``GET /nvue_v1/interface``)."""
+        return self._call("GET", "/interface", rev="operational", what="reading the interfaces' counters")
+
     def revision(self, rev):
         return self._call("GET", "/revision/" + quote(rev, safe=""), what="reading revision %s" % rev)
 
@@ -284,6 +288,13 @@ class NvueSsh(object):
             return config_from_show(json.loads(output))
         except ValueError as exc:
             raise NvueApiError("nv config show printed something that is not its JSON: %s" % exc)
+
+    def interfaces(self):
+        output = self.checked(["nv", "show", "interface", "--operational", "-o", "json"], False)
+        try:
+            return json.loads(output)
+        except ValueError as exc:
+            raise NvueApiError("nv show interface printed something that is not its JSON: %s" % exc)
 
     def create(self):
         # The login's pending configuration is the account's, shared by every session of it: something staged there

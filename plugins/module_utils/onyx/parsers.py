@@ -273,6 +273,30 @@ def interfaces_from_json(data, release):
     return result
 
 
+# The counters of ``show interfaces ethernet | json-print`` the validation reads, under the names the host side and
+# Cumulus Linux share: (direction, Onyx label) -> name.
+PORT_COUNTERS = ((("Rx", "error packets"), "in_errors"), (("Rx", "discard packets"), "in_discards"),
+                 (("Rx", "packets"), "in_packets"), (("Tx", "error packets"), "out_errors"),
+                 (("Tx", "discard packets"), "out_discards"), (("Tx", "hoq discard packets"), "out_hoq_discards"),
+                 (("Tx", "packets"), "out_packets"))
+
+
+def port_counters(interfaces):
+    """``{'1/1': {in_errors, in_discards, in_packets, out_errors, out_discards, out_hoq_discards, out_packets}}``
+    from ``interfaces_from_json``'s ports: the ``Rx`` and ``Tx`` objects of each; a counter the release does not
+    print is left out, a port without either object too."""
+    out = {}
+    for port, attrs in (interfaces or {}).items():
+        values = {}
+        for (direction, label), name in PORT_COUNTERS:
+            text = str(((attrs or {}).get(direction) or {}).get(label, "")).strip()
+            if text.isdigit():
+                values[name] = int(text)
+        if values:
+            out[port] = values
+    return out
+
+
 def mtu_from_attrs(attrs):
     """``'9216 bytes(Maximum packet size 9238 bytes)'`` -> 9216."""
     value = (attrs or {}).get("MTU", "")

@@ -412,7 +412,8 @@ def generate_commands(want, have, release, roce_mode=None):
 # --- reading the switch ---------------------------------------------------------------------------------
 
 def read_switch(session):
-    """Release, parsed running-config (with every port's MTU), RoCE mode and the switch's port names."""
+    """Release, parsed running-config (with every port's MTU), RoCE mode and the switch's ports (``{port: attrs}``
+    of ``show interfaces ethernet``, their counters with them)."""
     release = parse_show_version_json(session.show_json("show version"))
     have = parse_running_config(session.show("show running-config"))
     roce_mode = parse_show_roce(session.show("show roce"))["mode"]
@@ -421,4 +422,4 @@ def read_switch(session):
         port = have["ports"].setdefault(name, empty_port_state())
         if port["mtu"] is None:
             port["mtu"] = mtu_from_attrs(attrs)
-    return release, have, roce_mode, set(interfaces)
+    return release, have, roce_mode, interfaces

@@ -154,3 +154,38 @@ def verify_check(host, os, result, roce_mode, settings, check_mode=False, os_set
         msg = "%s: roce_switch_roce_mode is null, the switch's QoS is configured by hand and not compared" % host
     return {"name": "qos switch", "status": status, "msg": msg,
             "command": "%s on %s" % (VERIFY_COMMANDS.get(os) or VERIFY_COMMANDS["onyx"], host)}
+
+
+def families(switches, hostvars):
+    """``{"onyx": [...], "nvue": [...], "unknown": {switch: why}}``: the switches by the family whose module reads
+    them, from each one's ``roce_switch_os`` or ``ansible_network_os`` (``switch_os``); a switch of no family this
+    collection reads, or one the inventory does not have, is kept with the reason."""
+    out = {"onyx": [], "nvue": [], "unknown": {}}
+    for name in switches or []:
+        # Ansible's hostvars answers a name it does not have with an undefined value that fails when used.
+        variables = hostvars[name] if name in hostvars else None
+        if variables is None:
+            out["unknown"][name] = "not a host of the inventory"
+            continue
+        try:
+            out[switch_os(variables.get("roce_switch_os") or variables.get("ansible_network_os"))].append(name)
+        except ValueError as exc:
+            out["unknown"][name] = str(exc)
+    return out
+
+
+def counter_reads(results, unknown=None):
+    """``{switch: {"ports": {port: counters}}}`` from the registered loops of the family modules run with state
+    gathered, one item a switch (``delegate_to``); a switch that failed or did not answer is ``{"error": why}``, as is
+    one of no known family (``unknown``, from ``families``)."""
+    out = dict((name, {"error": why}) for name, why in (unknown or {}).items())
+    for registered in results or []:
+        for result in (registered or {}).get("results") or []:
+            name = result.get("item")
+            if not name or result.get("skipped"):
+                continue
+            if result.get("failed") or result.get("unreachable") or not isinstance(result.get("counters"), dict):
+                out[name] = {"error": result.get("msg") or "the switch's module returned no counters"}
+            else:
+                out[name] = {"ports": result["counters"]}
+    return out

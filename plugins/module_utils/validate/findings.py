@@ -19,6 +19,8 @@ so. A fabric of two hosts cannot tell which end of a failing pair is at fault: t
 
 from __future__ import annotations
 
+import re
+
 from ansible_collections.roce.fabric.plugins.module_utils.validate.locate import locate, rail_retests
 
 RAIL = "roce"
@@ -29,10 +31,36 @@ def _endpoint(host, device):
     return "%s/%s" % (host, device or "?")
 
 
-def run_inputs(tests, hosts, cabling=None):
+def switch_port_deltas(switch_counters):
+    """``({"switch/port": counter deltas}, {switch: why it was not read})`` of the switches' port counters read before
+    and after the traffic: ``{"before": {switch: {"ports": {port: counters}} or {"error": text}}, "after": ...}``
+    (the ``counters`` of ``onyx_roce``/``nvue_roce`` state gathered). A counter lower after than before was cleared
+    between the reads: its delta is what it counted since. An Onyx port (``1/1``) is also found as LLDP names it
+    (``Eth1/1``)."""
+    before = (switch_counters or {}).get("before") or {}
+    after = (switch_counters or {}).get("after") or {}
+    deltas, unread = {}, {}
+    for switch in sorted(set(before) | set(after)):
+        first, last = before.get(switch) or {}, after.get(switch) or {}
+        why = last.get("error") or first.get("error") or (None if switch in before and switch in after else
+                                                          "read only %s the traffic" % ("before" if last == {} else "after"))
+        if why:
+            unread[switch] = why
+            continue
+        for port, values in (last.get("ports") or {}).items():
+            old = (first.get("ports") or {}).get(port) or {}
+            delta = dict((name, value - old.get(name, 0) if value >= old.get(name, 0) else value)
+                         for name, value in values.items() if isinstance(value, int))
+            for name in (port, "Eth" + port) if re.match(r"^\d+/\d+(/\d+)?$", port) else (port,):
+                deltas["%s/%s" % (switch, name)] = delta
+    return deltas, unread
+
+
+def run_inputs(tests, hosts, cabling=None, switch_ports=None):
     """``(fleet, rails, evidence)`` of one run for ``locate``: ``tests`` as merge_results returns them, ``hosts`` as
     build_report takes them (each host's ``checks``), ``cabling`` the site's plan, ``{host: {netdev: {switch,
-    port}}}`` (without it the LLDP neighbours are checked for the rail's alignment)."""
+    port}}}`` (without it the LLDP neighbours are checked for the rail's alignment), ``switch_ports`` the switch
+    ports' counter deltas of the traffic (``switch_port_deltas``)."""
     endpoints, rail = {}, []
     for test in tests:
         if test.get("tool") not in PAIR_BW_TOOLS or test.get("status") not in ("passed", "failed"):
@@ -64,7 +92,7 @@ def run_inputs(tests, hosts, cabling=None):
                 readings[name]["pcie"] = check["pcie"]
                 wiring["pci"] = check["pcie"].get("pci")
     fleet = dict(endpoints=endpoints, hosts=sorted(set(w["host"] for w in endpoints.values())))
-    return fleet, ({RAIL: rail} if rail else {}), dict(endpoints=readings)
+    return fleet, ({RAIL: rail} if rail else {}), dict(endpoints=readings, switch_ports=switch_ports or {})
 
 
 def retest_pairs(tests):
@@ -96,12 +124,15 @@ def retest_outcomes(retest_tests):
     return outcomes
 
 
-def findings_of(tests, hosts, retest_tests=None, cabling=None):
+def findings_of(tests, hosts, retest_tests=None, cabling=None, switch_counters=None):
     """The report's ``findings`` and ``location`` (what the engine made of the matrix, with the anchor retests that
-    ran: ``retest_tests`` as merge_results returns them, and the LLDP neighbours against ``cabling``) for one run."""
-    fleet, rails, evidence = run_inputs(tests, hosts, cabling)
+    ran: ``retest_tests`` as merge_results returns them, the LLDP neighbours against ``cabling`` and the switch ports'
+    counters of the traffic, ``switch_counters`` as ``switch_port_deltas`` takes them) for one run."""
+    switch_ports, unread = switch_port_deltas(switch_counters)
+    fleet, rails, evidence = run_inputs(tests, hosts, cabling, switch_ports)
+    switches = dict(read=sorted(set(key.split("/", 1)[0] for key in switch_ports)), unread=unread)
     if not rails:
-        return [], dict(pairs=0, note="no pair test ran: nothing to locate")
+        return [], dict(pairs=0, note="no pair test ran: nothing to locate", switches=switches)
     outcomes = retest_outcomes(retest_tests)
     result = locate(fleet, rails, evidence, retests=outcomes)
     summary = result["rails"].get(RAIL) or {}
@@ -116,4 +147,4 @@ def findings_of(tests, hosts, retest_tests=None, cabling=None):
                 for t in retest_tests or []]
     return result["findings"], dict(pairs=summary.get("pairs", 0), reference_gbps=summary.get("reference_gbps"),
                                     suspects=suspects, transient=result["transient"], retests=retested,
-                                    unexplained=summary.get("unexplained", 0), note=note)
+                                    unexplained=summary.get("unexplained", 0), note=note, switches=switches)

@@ -407,3 +407,21 @@ def test_lldp_samples(name):
     assert sorted(neighbors) == [expect["interface"]]
     found = neighbors[expect["interface"]]
     assert (found["switch"], found["port"]) == (expect["switch"], expect["port"])
+
+
+# --- switch port counters (Onyx show interfaces json-print, the NVUE API's interface link.stats) ----------------------
+
+@pytest.mark.parametrize("tool, name", [("onyx", n) for n in corpus.samples("onyx", "show_interfaces_json_counters")]
+                         + [("nvue", n) for n in corpus.samples("nvue", "api_interface_stats")])
+def test_switch_port_counter_parsers_on_every_sample(tool, name):
+    expect = expectations(tool, name)
+    data = json.loads(corpus.read(tool, name))
+    if tool == "onyx":
+        # The list layout of releases before 3.6.6000 (one object per interface, with a header).
+        parsed = onyx_parsers.port_counters(onyx_parsers.interfaces_from_json(data, "3.6.5000"))
+    else:
+        parsed = nvue_parsers.port_counters(data)
+    assert len(parsed) == int(expect.pop("ports")), parsed
+    port = parsed[expect.pop("port")]
+    assert dict((key, str(value)) for key, value in port.items() if key in expect) == expect
+    assert set(expect) <= set(port)

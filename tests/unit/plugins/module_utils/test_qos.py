@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from ansible_collections.roce.fabric.plugins.module_utils.qos import contract, parsers, state
+from ansible_collections.roce.fabric.plugins.module_utils.qos import switch as qos_switch
 from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
 
@@ -227,3 +228,26 @@ def test_a_switch_without_ansible_network_os_is_refused_not_taken_as_onyx():
         result = switch.role_args({}, missing, ports=[dict(ports=["1/1"], mtu=9216)])
         assert result["os"] is None and result["args"] == {}
         assert "has no ansible_network_os" in result["errors"][0]
+
+
+# --- the switches' port counters for the validation (roce_switch tasks_from counters) --------------------------------
+
+def test_switches_are_read_by_their_familys_module_and_the_others_say_why():
+    hostvars = {"sw1": {"ansible_network_os": "mellanox.onyx.onyx"}, "leaf1": {"roce_switch_os": "nvue"},
+                "leaf2": {"ansible_network_os": "cumulus", "roce_switch_os": ""}, "ios1": {"ansible_network_os": "ios"},
+                "bare": {}}
+    found = qos_switch.families(["sw1", "leaf1", "leaf2", "ios1", "bare", "gone"], hostvars)
+    assert found["onyx"] == ["sw1"] and found["nvue"] == ["leaf1", "leaf2"]
+    assert sorted(found["unknown"]) == ["bare", "gone", "ios1"]
+    assert "not one this collection configures" in found["unknown"]["ios1"]
+    assert "no ansible_network_os" in found["unknown"]["bare"] and found["unknown"]["gone"] == "not a host of the inventory"
+
+
+def test_the_counter_reads_keep_each_switchs_ports_or_why_it_was_not_read():
+    onyx = {"results": [{"item": "sw1", "changed": False, "counters": {"1/1": {"in_errors": 0}}},
+                        {"item": "sw2", "failed": True, "msg": "Authentication to sw2 failed"}]}
+    nvue = {"results": [{"item": "leaf1", "unreachable": True, "msg": "The switch's NVUE API did not answer"},
+                        {"item": "leaf2", "skipped": True}]}
+    reads = qos_switch.counter_reads([onyx, nvue, {"skipped": True}], {"ios1": "its OS is not one..."})
+    assert reads == {"sw1": {"ports": {"1/1": {"in_errors": 0}}}, "sw2": {"error": "Authentication to sw2 failed"},
+                     "leaf1": {"error": "The switch's NVUE API did not answer"}, "ios1": {"error": "its OS is not one..."}}

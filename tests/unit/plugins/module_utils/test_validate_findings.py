@@ -10,7 +10,12 @@ import itertools
 
 from ansible_collections.roce.fabric.plugins.module_utils.qos import counters
 from ansible_collections.roce.fabric.plugins.module_utils.validate import junit, plan
-from ansible_collections.roce.fabric.plugins.module_utils.validate.findings import findings_of, retest_pairs, run_inputs
+from ansible_collections.roce.fabric.plugins.module_utils.validate.findings import (
+    findings_of,
+    retest_pairs,
+    run_inputs,
+    switch_port_deltas,
+)
 from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
 HOSTS = ["gpu%02d" % n for n in range(1, 7)]
@@ -131,7 +136,8 @@ def test_two_hosts_cannot_name_the_end_of_a_failing_pair():
     tests = [t for t in merged("gpu02") if {t["server"], t["client"]} == {"gpu01", "gpu02"}]
     findings, location = findings_of(tests, hosts_with())
     assert findings == [] and "three hosts or more" in location["note"]
-    assert findings_of([], {}) == ([], dict(pairs=0, note="no pair test ran: nothing to locate"))
+    assert findings_of([], {}) == ([], dict(pairs=0, note="no pair test ran: nothing to locate",
+                                            switches=dict(read=[], unread={})))
 
 
 def test_the_traffic_check_carries_the_deltas_the_findings_read():
@@ -156,3 +162,45 @@ def test_the_report_s_page_and_junit_carry_the_findings():
     assert "<h2>Fault location</h2>" in page and "gpu04/mlx5_0" in page and "replace the cable or optic" in page
     xml = junit.render_junit(report)
     assert '<testsuite name="findings" tests="1" failures="1"' in xml and 'name="cable gpu04/mlx5_0"' in xml
+
+
+def test_the_switch_ports_counters_around_the_traffic_are_deltas_by_the_names_lldp_uses():
+    """onyx_roce/nvue_roce state gathered give each port's counters; read before and after the traffic, the report
+    takes the difference. A counter cleared between the reads counts from zero; an Onyx port is found as LLDP names it
+    (Eth1/4) too; a switch read once, or not at all, is named with why."""
+    deltas, unread = switch_port_deltas({
+        "before": {"sw1": {"ports": {"1/4": {"in_errors": 100, "out_discards": 50}}},
+                   "leaf1": {"ports": {"swp4": {"in_errors": 0, "carrier_transitions": 2}}},
+                   "leaf2": {"ports": {"swp1": {"in_errors": 0}}},
+                   "sw2": {"error": "The switch did not answer"}},
+        "after": {"sw1": {"ports": {"1/4": {"in_errors": 1300, "out_discards": 20}}},
+                  "leaf1": {"ports": {"swp4": {"in_errors": 0, "carrier_transitions": 5}}},
+                  "sw2": {"ports": {"1/1": {"in_errors": 9}}}}})
+    assert deltas["sw1/1/4"] == deltas["sw1/Eth1/4"] == {"in_errors": 1200, "out_discards": 20}
+    assert deltas["leaf1/swp4"] == {"in_errors": 0, "carrier_transitions": 3} and "leaf1/Ethswp4" not in deltas
+    assert unread == {"leaf2": "read only before the traffic", "sw2": "The switch did not answer"}
+    assert switch_port_deltas(None) == ({}, {})
+
+
+def test_a_switch_port_that_counted_receive_errors_adds_its_evidence_to_the_cable():
+    """gpu04's pairs fail; the switch port the cabling plan puts it on (sw1 Eth1/4, as LLDP names it) counted 1,200
+    receive errors during the traffic (Onyx's Rx error packets): the host-to-switch direction of its cable, two kinds
+    of evidence. The report's location says which switches were read and why one was not."""
+    cabling = dict((host, {"ens1f0np0": dict(switch="sw1", port="Eth1/%d" % int(host[-2:]))}) for host in HOSTS)
+    counters_of = {"before": {"sw1": {"ports": dict(("1/%d" % n, {"in_errors": 3}) for n in range(1, 7))},
+                              "sw2": {"error": "timed out"}},
+                   "after": {"sw1": {"ports": dict(("1/%d" % n, {"in_errors": 1203 if n == 4 else 3})
+                                                   for n in range(1, 7))}, "sw2": {"error": "timed out"}}}
+    # The traffic checks read the hosts' NICs (clean here): the plan maps each tested netdev to its switch port.
+    hosts = hosts_with(dict((host, {"rx_crc_errors_phy": 0}) for host in HOSTS))
+    findings, location = findings_of(merged("gpu04"), hosts, None, cabling, counters_of)
+    top = findings[0]
+    assert (top["part"], top["id"]) == ("cable", "gpu04/mlx5_0"), findings
+    assert [e["kind"] for e in top["evidence"]] == ["matrix", "switch_rx"]
+    assert top["evidence"][1]["text"] == ("1200 receive errors on sw1 Eth1/4: the host-to-switch direction (host "
+                                          "transmitter, cable or optic)")
+    assert location["switches"] == dict(read=["sw1"], unread={"sw2": "timed out"})
+    # Without the switch's counters the matrix alone names the port for inspection only.
+    alone = findings_of(merged("gpu04"), hosts, None, cabling)[0][0]
+    assert [e["kind"] for e in alone["evidence"]] == ["matrix"] and alone["confidence"] == "low"
+
