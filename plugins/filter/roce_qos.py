@@ -48,11 +48,12 @@ def roce_switch_families(switches, hostvars):
     return families(switches, hostvars)
 
 
-def roce_switch_counters(results, unknown=None):
-    """Each switch's port counters, or why it was not read (module_utils/qos/switch.py counter_reads)."""
+def roce_switch_counters(results, unknown=None, earlier=None, phase=None):
+    """Each switch's port counters, or why it was not read (module_utils/qos/switch.py counter_reads); with
+    ``phase``, added under it to ``earlier``'s phases."""
     if not isinstance(results, list):
         raise AnsibleFilterError("roce_switch_counters expects a list of the family modules' registered loops")
-    return counter_reads(results, unknown)
+    return counter_reads(results, unknown, earlier, phase)
 
 
 def roce_qos_switch_conflicts(contract, roce_mode=None, ports=None, pfc=None):

@@ -174,10 +174,13 @@ def families(switches, hostvars):
     return out
 
 
-def counter_reads(results, unknown=None):
+def counter_reads(results, unknown=None, earlier=None, phase=None):
     """``{switch: {"ports": {port: counters}}}`` from the registered loops of the family modules run with state
     gathered, one item a switch (``delegate_to``); a switch that failed or did not answer is ``{"error": why}``, as is
-    one of no known family (``unknown``, from ``families``)."""
+    one of no known family (``unknown``, from ``families``). With ``phase``, ``earlier``'s phases with this one's
+    reads under ``phase`` (``{"before": ..., "after": ...}``)."""
+    if phase:
+        return dict(earlier or {}, **{phase: counter_reads(results, unknown)})
     out = dict((name, {"error": why}) for name, why in (unknown or {}).items())
     for registered in results or []:
         for result in (registered or {}).get("results") or []:

@@ -251,3 +251,8 @@ def test_the_counter_reads_keep_each_switchs_ports_or_why_it_was_not_read():
     reads = qos_switch.counter_reads([onyx, nvue, {"skipped": True}], {"ios1": "its OS is not one..."})
     assert reads == {"sw1": {"ports": {"1/1": {"in_errors": 0}}}, "sw2": {"error": "Authentication to sw2 failed"},
                      "leaf1": {"error": "The switch's NVUE API did not answer"}, "ios1": {"error": "its OS is not one..."}}
+    # A phase's reads join the earlier phases' (the role's before and after).
+    earlier = {"before": {"sw1": {"error": "timed out"}}}
+    both = qos_switch.counter_reads([onyx], None, earlier, "after")
+    assert both == {"before": {"sw1": {"error": "timed out"}}, "after": qos_switch.counter_reads([onyx])}
+    assert earlier == {"before": {"sw1": {"error": "timed out"}}}
