@@ -143,7 +143,10 @@ options:
     description: V(write), V(retests) - the plan returned by O(mode=plan).
     type: dict
   retest_plan:
-    description: V(write) - the plan returned by O(mode=retests), when its retests ran; their outcomes are in O(results).
+    description:
+      - V(write) - the plan returned by O(mode=retests), when its retests ran; their outcomes are in O(results).
+      - Or that task's whole registered result - its plan is taken from it, and when the planning failed its message
+        goes into the report's C(location.note) beside the suspects left unretested; a skipped one is no plan.
     type: dict
   cabling:
     description:
@@ -378,9 +381,10 @@ def write_report(run):
     generated = dict(p["generated"] or {}, collection_version=COLLECTION_VERSION) if p["generated"] is not None else None
     report = _validate.build_report(_validate.merge_results(p["plan"], p["results"]), hosts, title=p["title"],
                                     generated=generated)
-    retested = _validate.merge_results(p["retest_plan"], p["results"]) if p["retest_plan"] else []
+    retest_plan, retest_error = _findings.retest_plan_of(p["retest_plan"])
+    retested = _validate.merge_results(retest_plan, p["results"]) if retest_plan else []
     report["findings"], report["location"] = _findings.findings_of(report["tests"], report["hosts"], retested,
-                                                                   p["cabling"], p["switch_counters"])
+                                                                   p["cabling"], p["switch_counters"], retest_error)
     json_path = os.path.join(p["dest"], "report.json")
     html_path = os.path.join(p["dest"], "report.html")
     xml_path = os.path.join(p["dest"], "report.xml")

@@ -124,10 +124,22 @@ def retest_outcomes(retest_tests):
     return outcomes
 
 
-def findings_of(tests, hosts, retest_tests=None, cabling=None, switch_counters=None):
+def retest_plan_of(given):
+    """``(plan, why it could not be planned)`` of what mode=write takes as ``retest_plan``: the plan of mode=retests,
+    or that task's whole registered result (its ``plan``; its ``msg`` when it failed; nothing when it was skipped)."""
+    given = given or {}
+    if "rounds" in given or "assignments" in given:
+        return given, None
+    if given.get("failed"):
+        return None, given.get("msg") or "the anchor retests could not be planned"
+    return given.get("plan"), None
+
+
+def findings_of(tests, hosts, retest_tests=None, cabling=None, switch_counters=None, retest_error=None):
     """The report's ``findings`` and ``location`` (what the engine made of the matrix, with the anchor retests that
     ran: ``retest_tests`` as merge_results returns them, the LLDP neighbours against ``cabling`` and the switch ports'
-    counters of the traffic, ``switch_counters`` as ``switch_port_deltas`` takes them) for one run."""
+    counters of the traffic, ``switch_counters`` as ``switch_port_deltas`` takes them) for one run; ``retest_error``:
+    why the retests could not be planned, for the note on suspects left unretested."""
     switch_ports, unread = switch_port_deltas(switch_counters)
     fleet, rails, evidence = run_inputs(tests, hosts, cabling, switch_ports)
     switches = dict(read=sorted(set(key.split("/", 1)[0] for key in switch_ports)), unread=unread)
@@ -142,6 +154,8 @@ def findings_of(tests, hosts, retest_tests=None, cabling=None, switch_counters=N
         note = "two hosts: a failing pair cannot name its end (the matrix needs three hosts or more)"
     elif [name for name in suspects if name not in outcomes]:
         note = "not every suspect was retested against an anchor: those stay suspects until a run confirms them"
+        if retest_error:
+            note += " (the retests could not be planned: %s)" % retest_error
     retested = [dict(suspect=_endpoint(t["client"], t.get("client_device")),
                      anchor=_endpoint(t["server"], t.get("server_device")), status=t.get("status"), msg=t.get("msg"))
                 for t in retest_tests or []]

@@ -207,6 +207,21 @@ def test_the_anchor_retests_are_planned_after_the_plan_and_their_outcome_reaches
     assert report["location"]["retests"] == [dict(suspect="c/mlx5_0", anchor=retest["retests"][0]["anchor"],
                                                   status="failed", msg="client side: stopped at 60 s")]
     assert report["findings"][0]["id"] == "c/mlx5_0" and "failed too" in report["findings"][0]["evidence"][0]["text"]
+    # The role hands over the retest task's registered result: its plan is the same input; a planning that failed
+    # leaves c a suspect and says why in the note; a skipped one is no plan.
+    registered = dict(retest, changed=False)
+    same = run_module(validation_report.main, dict(mode="write", plan=plan, retest_plan=registered, results=again,
+                                                   host_checks=checks, dest=str(tmp_path / "r2")))["report"]
+    assert same["findings"] == report["findings"] and same["location"] == report["location"]
+    refused = dict(failed=True, msg="the plan's hosts are not the results' hosts")
+    unplanned = run_module(validation_report.main, dict(mode="write", plan=plan, retest_plan=refused, results=results,
+                                                        host_checks=checks, dest=str(tmp_path / "r3")))["report"]
+    assert unplanned["location"]["retests"] == [] and unplanned["location"]["suspects"] == ["c/mlx5_0"]
+    assert unplanned["location"]["note"].endswith("(the retests could not be planned: the plan's hosts are not the "
+                                                  "results' hosts)"), unplanned["location"]
+    skipped = run_module(validation_report.main, dict(mode="write", plan=plan, retest_plan=dict(skipped=True),
+                                                      results=results, host_checks=checks, dest=str(tmp_path / "r4")))
+    assert "could not be planned" not in skipped["report"]["location"]["note"]
     # No suspect, nothing to retest; a plan without rounds.
     clean = [dict(r, passed=True, cause=None) for r in results]
     assert run_module(validation_report.main, dict(args, results=clean))["plan"]["rounds"] == []
