@@ -91,8 +91,15 @@ def run_inputs(tests, hosts, cabling=None, switch_ports=None):
             if isinstance(check.get("pcie"), dict):
                 readings[name]["pcie"] = check["pcie"]
                 wiring["pci"] = check["pcie"].get("pci")
+    # The GPUs DCGM's diagnostics failed on (the gpu_health check's dcgm, module_utils/validate/gpu.py dcgm_reading).
+    gpus = {}
+    for host, entry in sorted((hosts or {}).items()):
+        for check in (entry or {}).get("checks") or []:
+            failed = (check.get("dcgm") or {}).get("failed_gpus") if isinstance(check.get("dcgm"), dict) else None
+            if check.get("name") == "gpu_health" and failed:
+                gpus[host] = dict(dcgm=dict(failed_gpus=list(failed)))
     fleet = dict(endpoints=endpoints, hosts=sorted(set(w["host"] for w in endpoints.values())))
-    return fleet, ({RAIL: rail} if rail else {}), dict(endpoints=readings, switch_ports=switch_ports or {})
+    return fleet, ({RAIL: rail} if rail else {}), dict(endpoints=readings, switch_ports=switch_ports or {}, hosts=gpus)
 
 
 def retest_pairs(tests):
@@ -144,7 +151,8 @@ def findings_of(tests, hosts, retest_tests=None, cabling=None, switch_counters=N
     fleet, rails, evidence = run_inputs(tests, hosts, cabling, switch_ports)
     switches = dict(read=sorted(set(key.split("/", 1)[0] for key in switch_ports)), unread=unread)
     if not rails:
-        return [], dict(pairs=0, note="no pair test ran: nothing to locate", switches=switches)
+        found = locate(fleet, {}, evidence)["findings"] if evidence["hosts"] else []
+        return found, dict(pairs=0, note="no pair test ran: nothing to locate", switches=switches)
     outcomes = retest_outcomes(retest_tests)
     result = locate(fleet, rails, evidence, retests=outcomes)
     summary = result["rails"].get(RAIL) or {}

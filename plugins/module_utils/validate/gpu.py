@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 import re
 
+from ansible_collections.roce.fabric.plugins.module_utils.validate import dcgm
+
 
 class GpuParseError(ValueError):
     """Raised when nvidia-smi output does not have the expected shape."""
@@ -194,6 +196,29 @@ def health_rows(gpus):
     return rows
 
 
+def dcgm_reading(run):
+    """``(record, problems, note)`` of the DCGM diagnostics gpu_health.py ran (its ``dcgm``: ``level``, ``found``,
+    ``rc``, ``output``, ``timed_out``): the check's ``dcgm`` (``level``, ``ran``, ``version``, ``failed_gpus``), the
+    failures (module_utils/validate/dcgm.py verdict) and a note for a passed check; ``(None, [], "")`` when it was not
+    asked for."""
+    if not isinstance(run, dict) or not run.get("level"):
+        return None, [], ""
+    level = run["level"]
+    if not run.get("found"):
+        return dict(level=level, ran=False), [], "dcgmi is not installed: DCGM diagnostics (level %s) not run" % level
+    if run.get("timed_out"):
+        return dict(level=level, ran=False), ["DCGM diagnostics level %s did not end within %s s" % (
+            level, dcgm.TIMEOUTS.get(level, "?"))], ""
+    try:
+        parsed = dcgm.parse_diag(run.get("output"))
+    except dcgm.DcgmError as exc:
+        return dict(level=level, ran=False), ["DCGM diagnostics level %s did not run (rc %s; is nv-hostengine, the "
+                                              "nvidia-dcgm service, running?): %s" % (level, run.get("rc"), exc)], ""
+    failed, problems = dcgm.verdict(parsed)
+    record = dict(level=level, ran=True, version=parsed["version"], failed_gpus=failed)
+    return record, problems, "DCGM %s level %s: %d results passed" % (parsed["version"], level, len(parsed["results"]))
+
+
 def health_check(run, h2d_min_gbps, command=""):
     """The ``gpu_health`` check record of one run of ``gpu_health.py`` (``run``: its ``rc``, ``stdout`` and
     ``stderr``): failed when the script failed or printed no result, when a GPU's pinned host-to-device copy is below
@@ -216,6 +241,10 @@ def health_check(run, h2d_min_gbps, command=""):
         if h2d is not None and float(h2d) < float(h2d_min_gbps):
             problems.append("GPU %s host-to-device %.1f GB/s < %s" % (gpu.get("index", "?"), float(h2d), h2d_min_gbps))
     problems += ecc_findings(health_rows(gpus))
+    reading, dcgm_problems, note = dcgm_reading(data.get("dcgm"))
+    problems += dcgm_problems
+    if reading is not None:
+        record["dcgm"] = reading
     if problems:
         return dict(record, status="failed", msg="; ".join(problems), gpus=gpus)
     summary = []
@@ -224,4 +253,4 @@ def health_check(run, h2d_min_gbps, command=""):
         summary.append("GPU%s h2d %s d2h %s GB/s (NUMA %s), ECC uncorrected %s" % (
             gpu.get("index", "?"), pinned.get("h2d", "?"), pinned.get("d2h", "?"), gpu.get("numa_node"),
             (gpu.get("ecc") or {}).get("uncorrected")))
-    return dict(record, status="passed", msg="; ".join(summary), gpus=gpus)
+    return dict(record, status="passed", msg="; ".join(summary + ([note] if note else [])), gpus=gpus)

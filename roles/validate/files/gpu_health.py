@@ -12,6 +12,8 @@ Prints one JSON document. For every GPU (index from nvidia-smi, matched to CUDA 
 - ``copy``: host->device and device->host GB/s from pinned memory, the process pinned to the
   CPUs of the GPU's NUMA node (``/sys/bus/pci/devices/<bdf>/local_cpulist``), and the same
   from pageable memory for comparison.
+With ``--dcgm-level N`` (1-4) it runs NVIDIA DCGM's diagnostics where ``dcgmi`` is installed (``dcgmi diag -r N
+-j``, bounded) and keeps their output (``dcgm``: level, found, rc, output, timed_out).
 The exit code is 0 when every GPU answers; thresholds are judged by the caller.
 """
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -35,6 +38,24 @@ def run(argv):
     proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=ENV, check=False,
                           universal_newlines=True)
     return dict(cmd=" ".join(argv), rc=proc.returncode, output=proc.stdout.strip())
+
+
+# Seconds a DCGM level may take (as module_utils/validate/dcgm.py TIMEOUTS).
+DCGM_TIMEOUTS = {1: 300, 2: 1200, 3: 3600, 4: 7200}
+
+
+def dcgm_diag(level):
+    """DCGM's diagnostics at ``level`` where dcgmi is installed, its output kept for the caller's judge."""
+    dcgmi = shutil.which("dcgmi")
+    if not dcgmi:
+        return dict(level=level, found=False)
+    argv = [dcgmi, "diag", "-r", str(level), "-j"]
+    try:
+        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=ENV, check=False,
+                              universal_newlines=True, timeout=DCGM_TIMEOUTS.get(level, 300))
+    except subprocess.TimeoutExpired:
+        return dict(level=level, found=True, cmd=" ".join(argv), timed_out=True)
+    return dict(level=level, found=True, cmd=" ".join(argv), rc=proc.returncode, output=proc.stdout, timed_out=False)
 
 
 def query():
@@ -114,6 +135,8 @@ def main(argv=None):
     parser.add_argument("--iters", type=int, default=10)
     parser.add_argument("--lock-clocks", action="store_true", help="lock SM clocks at maximum during the copy test, then reset")
     parser.add_argument("--no-copy", action="store_true", help="skip the copy bandwidth test")
+    parser.add_argument("--dcgm-level", type=int, choices=[0, 1, 2, 3, 4], default=0,
+                        help="run DCGM's diagnostics at this level where dcgmi is installed (0: not)")
     args = parser.parse_args(argv)
     rows, raw = query()
     report = dict(query_command=raw["cmd"], query_output=raw["output"], gpus=[])
@@ -167,6 +190,8 @@ def main(argv=None):
         if args.lock_clocks and row["clocks.max.sm"]:
             gpu["commands"].append(run(["nvidia-smi", "-i", row["index"], "-rgc"]))
         report["gpus"].append(gpu)
+    if args.dcgm_level:
+        report["dcgm"] = dcgm_diag(args.dcgm_level)
     json.dump(report, sys.stdout, indent=2, sort_keys=True)
     sys.stdout.write("\n")
     return 0

@@ -204,3 +204,15 @@ def test_a_switch_port_that_counted_receive_errors_adds_its_evidence_to_the_cabl
     alone = findings_of(merged("gpu04"), hosts, None, cabling)[0][0]
     assert [e["kind"] for e in alone["evidence"]] == ["matrix"] and alone["confidence"] == "low"
 
+
+
+def test_a_gpu_dcgm_failed_on_is_a_finding_even_without_a_pair_test():
+    """The gpu_health check carries DCGM's failed GPUs (gpu.dcgm_reading): the fault location names the GPU, with the
+    pair matrix or without one."""
+    hosts = hosts_with()
+    hosts["gpu02"]["checks"].append(dict(name="gpu_health", status="failed", msg="DCGM Custom/software failed on GPU 3",
+                                         command="", dcgm=dict(level=1, ran=True, version="3.1.0", failed_gpus=[3])))
+    for tests in (merged(), []):
+        findings, _location = findings_of(tests, hosts)
+        assert [(f["part"], f["id"]) for f in findings] == [("gpu", "gpu02/gpu3")], findings
+        assert findings[0]["evidence"] == [dict(kind="dcgm", text="DCGM diagnostics failed on GPU 3")]

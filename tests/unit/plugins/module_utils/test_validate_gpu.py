@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from ansible_collections.roce.fabric.plugins.module_utils.validate import gpu
+from ansible_collections.roce.fabric.plugins.module_utils.validate import dcgm, gpu
 from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "gpu")
@@ -122,3 +122,84 @@ def test_the_gpu_health_check_when_the_script_fails():
     assert failed["status"] == "failed" and failed["msg"] == "gpu_health.py failed (rc 1): Traceback ... RuntimeError: CUDA unavailable"
     garbled = gpu.health_check(health_run(stdout="not json"), 20)
     assert garbled["status"] == "failed" and garbled["msg"] == "gpu_health.py printed no result: not json"
+
+
+# --- DCGM diagnostics (dcgmi diag -j), run by gpu_health.py where dcgmi is installed ---------------------------------
+
+@pytest.mark.parametrize("name", corpus.samples("gpu", "dcgmi_diag_", kinds=("public", "derived", "captured")))
+def test_the_dcgm_parser_and_verdict_on_every_sample(name):
+    expect = dict(word.split("=", 1) for word in corpus.meta("gpu", name)["expect"].split())
+    parsed = dcgm.parse_diag(corpus.read("gpu", name))
+    failed, problems = dcgm.verdict(parsed)
+    assert parsed["version"] == expect["version"] and len(parsed["results"]) == int(expect["results"])
+    assert failed == [int(g) for g in expect["failed_gpus"].split(",") if g]
+    assert (problems == []) is (expect["passed"] == "True")
+
+
+def test_the_dcgm_verdict_tells_a_gpu_from_the_hosts_software():
+    """A per-GPU test's failure names the GPU; a Deployment test's (one result for all GPUs) is the host's software."""
+    parsed = dcgm.parse_diag(corpus.read("gpu", "dcgmi_diag_r1_json_3.1.0_gpu3_fail.txt"))
+    assert dcgm.verdict(parsed) == ([3], ["DCGM Custom/software failed on GPU 3"])
+    deployment = dict(parsed, results=[dict(r, status="FAIL", warnings=["Persistence mode for GPU 0 is disabled."])
+                                       if r["test"] == "Persistence Mode" else r for r in parsed["results"]])
+    failed, problems = dcgm.verdict(deployment)
+    assert failed == [3] and problems[0] == ("DCGM Deployment/Persistence Mode failed on the host's GPUs 0,1,2,3,4,5,6,7: "
+                                             "Persistence mode for GPU 0 is disabled.")
+    with pytest.raises(dcgm.DcgmError, match="not dcgmi diag JSON: Error: unable to establish a connection"):
+        dcgm.parse_diag("Error: unable to establish a connection to the specified host: localhost\n")
+    with pytest.raises(dcgm.DcgmError, match="no 'DCGM GPU Diagnostic' object"):
+        dcgm.parse_diag('{"version": "3.1.0"}')
+
+
+def test_the_gpu_health_check_carries_dcgms_verdict():
+    """gpu_health.py's dcgm part: the DCGM output judged in the same check; a failed GPU is named for the fault
+    location; a host without dcgmi, or whose hostengine does not answer, says so."""
+    data = json.loads(fixture("gpu_health_h200x2.json"))
+    clean = dict(data, dcgm=dict(level=1, found=True, rc=0, output=corpus.read("gpu", "dcgmi_diag_r1_json_3.1.0.txt")))
+    record = gpu.health_check(health_run(clean), 20, "gpu_health.py")
+    assert record["status"] == "passed" and record["msg"].endswith("; DCGM 3.1.0 level 1: 17 results passed")
+    assert record["dcgm"] == dict(level=1, ran=True, version="3.1.0", failed_gpus=[])
+    bad = dict(data, dcgm=dict(clean["dcgm"], rc=226, output=corpus.read("gpu", "dcgmi_diag_r1_json_3.1.0_gpu3_fail.txt")))
+    record = gpu.health_check(health_run(bad), 20, "gpu_health.py")
+    assert record["status"] == "failed" and record["msg"] == "DCGM Custom/software failed on GPU 3"
+    assert record["dcgm"]["failed_gpus"] == [3]
+    missing = gpu.health_check(health_run(dict(data, dcgm=dict(level=1, found=False))), 20, "gpu_health.py")
+    assert missing["status"] == "passed" and missing["msg"].endswith("; dcgmi is not installed: DCGM diagnostics (level 1) not run")
+    down = dict(data, dcgm=dict(level=2, found=True, rc=255,
+                                output="Error: unable to establish a connection to the specified host: localhost\n"))
+    record = gpu.health_check(health_run(down), 20, "gpu_health.py")
+    assert record["status"] == "failed" and "level 2 did not run (rc 255; is nv-hostengine" in record["msg"]
+    late = gpu.health_check(health_run(dict(data, dcgm=dict(level=3, found=True, timed_out=True))), 20, "x")
+    assert late["msg"] == "DCGM diagnostics level 3 did not end within 3600 s"
+    assert "dcgm" not in gpu.health_check(health_run(), 20, "gpu_health.py")
+
+
+def test_dcgm_4_names_each_results_entity():
+    """DCGM 4.x's layout, as its published schema (testing/python3/dcgm_diag_schema.json) describes it: the top object
+    "DCGM Diagnostic", each result's entity_group and entity_id, warnings as objects. Made here from the real 3.1.0
+    sample by that renaming (no real 4.x output is in the corpus yet)."""
+    text = corpus.read("gpu", "dcgmi_diag_r1_json_3.1.0_gpu3_fail.txt")
+    old = json.loads(text[text.index("{"):])["DCGM GPU Diagnostic"]
+    for category in old["test_categories"]:
+        category["tests"] = [t for t in category["tests"] if t]
+        for test in category["tests"]:
+            for result in test["results"]:
+                ids = result.pop("gpu_ids")
+                if isinstance(ids, int):
+                    result.update(entity_group="GPU", entity_group_id=1, entity_id=ids)
+                    if result["status"] == "FAIL":
+                        result["warnings"] = [dict(warning="GPU 3 failed the software test", error_id=42,
+                                                   error_category=1, error_severity=1)]
+                else:
+                    result.update(entity_group="None", entity_group_id=0, entity_id=0)
+    parsed = dcgm.parse_diag(json.dumps({"DCGM Diagnostic": old}))
+    assert len(parsed["results"]) == 17
+    assert dcgm.verdict(parsed) == ([3], ["DCGM Custom/software failed on GPU 3: GPU 3 failed the software test"])
+
+
+def test_on_the_gpu_machine_without_dcgm_the_check_says_it_did_not_run():
+    """gpu_health.py --dcgm-level 1 on the GPU machine (H200, no DCGM installed): dcgm found false, the check passes
+    (no copy test asked, ECC clean) and says DCGM's diagnostics did not run."""
+    record = gpu.health_check(dict(rc=0, stdout=corpus.read("gpu", "gpu_health_h200x1_no_dcgm.json"), stderr=""), 20, "x")
+    assert record["status"] == "passed" and record["dcgm"] == dict(level=1, ran=False)
+    assert record["msg"].endswith("dcgmi is not installed: DCGM diagnostics (level 1) not run")
