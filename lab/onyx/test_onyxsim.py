@@ -686,4 +686,3 @@ def test_interface_counters_have_the_real_labels_and_the_armed_values(sim, conn)
     text = conn.send_command('show interfaces ethernet 1/2')
     assert re.search(r'^\s+25\s+error packets$', text, re.M), text
     sim.set_faults(counters={})
-

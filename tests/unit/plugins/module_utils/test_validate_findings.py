@@ -205,7 +205,6 @@ def test_a_switch_port_that_counted_receive_errors_adds_its_evidence_to_the_cabl
     assert [e["kind"] for e in alone["evidence"]] == ["matrix"] and alone["confidence"] == "low"
 
 
-
 def test_a_gpu_dcgm_failed_on_is_a_finding_even_without_a_pair_test():
     """The gpu_health check carries DCGM's failed GPUs (gpu.dcgm_reading): the fault location names the GPU, with the
     pair matrix or without one."""
