@@ -54,10 +54,10 @@ class ActionModule(ActionBase):
         switch's own, also when the task runs for another host and is delegated to the switch (``delegate_to``)."""
         args = dict(args)
         template = self._templar.template
-        delegated = self._task.delegate_to
-        if delegated and delegated in (task_vars.get("ansible_delegated_vars") or {}):
+        switch_vars = self._delegated_vars(task_vars)
+        if switch_vars is not None:
             # The switch's variables, templated among themselves (a known_hosts path under its inventory_dir).
-            task_vars = dict(task_vars["ansible_delegated_vars"][delegated], inventory_hostname=delegated)
+            task_vars = dict(switch_vars, inventory_hostname=self._task.delegate_to)
             templar = self._templar.copy_with_new_env()
             templar.available_variables = task_vars
             template = templar.template
@@ -95,11 +95,11 @@ class ActionModule(ActionBase):
         if self._connection.transport != "local":
             self._connection = connection_loader.get("local", self._play_context, None)
         module_vars = dict(task_vars, ansible_python_interpreter=sys.executable)
-        delegated = self._task.delegate_to
-        if delegated and delegated in (task_vars.get("ansible_delegated_vars") or {}):
+        switch_vars = self._delegated_vars(task_vars)
+        if switch_vars is not None:
             # Delegated, Ansible picks the interpreter from the switch's variables: this one there too.
             module_vars["ansible_delegated_vars"] = dict(task_vars["ansible_delegated_vars"], **{
-                delegated: dict(task_vars["ansible_delegated_vars"][delegated], ansible_python_interpreter=sys.executable)})
+                self._task.delegate_to: dict(switch_vars, ansible_python_interpreter=sys.executable)})
         result.update(self._execute_module(module_name=self.MODULE, module_args=args, task_vars=module_vars))
         # A switch that does not answer is unreachable, as a host is: Ansible's recap counts it so, and a play can
         # go on without it (ignore_unreachable). The module's message carries the whole cause.
@@ -107,6 +107,11 @@ class ActionModule(ActionBase):
             result["unreachable"] = True
             del result["failed"]  # Ansible takes a failed result as failed before it looks at unreachable
         return result
+
+    def _delegated_vars(self, task_vars):
+        """The variables of the switch the task is delegated to (``delegate_to``); None when it is not delegated."""
+        delegated = self._task.delegate_to
+        return (task_vars.get("ansible_delegated_vars") or {}).get(delegated) if delegated else None
 
     def _refuse(self, args, task_vars):
         """A message when the inventory asks for what the module cannot do; None otherwise."""

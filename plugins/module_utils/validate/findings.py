@@ -42,8 +42,9 @@ def switch_port_deltas(switch_counters):
     deltas, unread = {}, {}
     for switch in sorted(set(before) | set(after)):
         first, last = before.get(switch) or {}, after.get(switch) or {}
-        why = last.get("error") or first.get("error") or (None if switch in before and switch in after else
-                                                          "read only %s the traffic" % ("before" if last == {} else "after"))
+        why = last.get("error") or first.get("error")
+        if not why and (switch not in before or switch not in after):
+            why = "read only %s the traffic" % ("before" if switch in before else "after")
         if why:
             unread[switch] = why
             continue
