@@ -170,6 +170,11 @@ class Lab(object):
         vcsim takes ``reboot_hang=<ESXi host name>`` (or ``reboot_hang_off=...``)."""
         self.peer(host).fault(**faults)
 
+    def monitor(self, host, command):
+        """A QEMU monitor command on a lab VM (``set_link fab0 off``, ``pcie_aer_inject_error rp1 RCVR``: the fabric
+        NIC ``i`` is netdev ``fab<i>`` behind root port ``rp<i+1>``); the monitor's answer."""
+        return self.peer(host).qmp("human-monitor-command", **{"command-line": command})
+
     def reset_calls(self, host):
         """Forget the calls a simulator recorded (vcsim)."""
         self.peer(host).reset_calls()

@@ -108,6 +108,17 @@ priorities:
   returned: always
   type: dict
   sample: {"3": {tx_bytes: 8123456789, rx_pause: 12}}
+mtu:
+  description: The interface's MTU (sysfs C(mtu)), or null where it cannot be read.
+  returned: always
+  type: int
+  sample: 9000
+carrier_changes:
+  description: How often the interface's carrier went down or up since the interface was made (sysfs
+    C(carrier_changes), every driver; a flap counts two), or null where it cannot be read.
+  returned: always
+  type: int
+  sample: 2
 """
 
 from ansible.module_utils.basic import AnsibleModule

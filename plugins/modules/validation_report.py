@@ -166,6 +166,16 @@ options:
         C(location.switches) says which switches were read and why the others were not.
     type: dict
     default: {}
+  loss_rate:
+    description:
+      - V(write) - the share of a tested port's RDMA packets that its transport lost in the traffic window (packets
+        that arrived out of sequence, sequence-error NAKs, repeated requests; the C(rdma) counters of its
+        C(traffic <netdev>) check) from which the loss is evidence for the cable or optic of that direction; at least
+        10 such events always.
+      - A lossless fabric (PFC) drops nothing, hence the small default. Raise it where the fabric is not lossless, or
+        for software RDMA devices (Soft-RoCE), which drop under load.
+    type: float
+    default: 0.0001
   results:
     description:
       - V(write), V(retests) - server and client outcomes, each C({test_id, role, passed, cause, msg, command, summary,
@@ -384,7 +394,8 @@ def write_report(run):
     retest_plan, retest_error = _findings.retest_plan_of(p["retest_plan"])
     retested = _validate.merge_results(retest_plan, p["results"]) if retest_plan else []
     report["findings"], report["location"] = _findings.findings_of(report["tests"], report["hosts"], retested,
-                                                                   p["cabling"], p["switch_counters"], retest_error)
+                                                                   p["cabling"], p["switch_counters"], retest_error,
+                                                                   p["loss_rate"])
     json_path = os.path.join(p["dest"], "report.json")
     html_path = os.path.join(p["dest"], "report.html")
     xml_path = os.path.join(p["dest"], "report.xml")
@@ -446,6 +457,7 @@ def main():
             retest_plan=dict(type="dict"),
             cabling=dict(type="dict", default={}),
             switch_counters=dict(type="dict", default={}),
+            loss_rate=dict(type="float", default=0.0001),
             results=dict(type="list", elements="dict", default=[]),
             dest=dict(type="path"),
             title=dict(type="str", default="RoCE fabric validation"),

@@ -262,7 +262,18 @@ def traffic_checks(before_results, after_results, priority, dscp, captures=None,
         # The window's counter deltas, the evidence the report's fault location reads (only those that moved).
         nic = dict((key, value) for key, value in deltas(before.get("ethtool") or {}, after.get("ethtool") or {}).items()
                    if value)
+        # How often the carrier went down or up in the window (sysfs, every driver), with the NIC's own counters.
+        if isinstance(before.get("carrier_changes"), int) and isinstance(after.get("carrier_changes"), int):
+            if after["carrier_changes"] > before["carrier_changes"]:
+                nic["carrier_changes"] = after["carrier_changes"] - before["carrier_changes"]
         if nic:
             record["nic"] = nic
+        # The RDMA port's counters that moved (transport retries and sequence errors among them), and the MTU.
+        rdma = dict((key, value) for key, value in deltas(before.get("hw_counters") or {},
+                                                          after.get("hw_counters") or {}).items() if value)
+        if rdma:
+            record["rdma"] = rdma
+        if after.get("mtu"):
+            record["mtu"] = after["mtu"]
         checks.append(record)
     return checks

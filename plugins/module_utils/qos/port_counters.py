@@ -30,9 +30,16 @@ def read_hw_counters(root, device, port):
     return values
 
 
+def _sysfs_int(path):
+    value = read_sysfs(path)
+    return int(value) if value is not None and value.strip().isdigit() else None
+
+
 def read_port(module, root, netdev, device=None, port=1, ethtool=True):
-    """``{netdev, driver, ethtool, ethtool_error, hw_counters, priorities}`` of one port; FabricError (``kind``
-    bad_input or no_device) for a name that is not one or a netdev the host does not have."""
+    """``{netdev, driver, ethtool, ethtool_error, hw_counters, priorities, mtu, carrier_changes}`` of one port (the
+    last two from the netdev's sysfs: its MTU, and how often its carrier went down or up since it was made, which
+    every driver keeps); FabricError (``kind`` bad_input or no_device) for a name that is not one or a netdev the
+    host does not have."""
     try:
         state.check_names(netdev, device)
     except state.QosInputError as exc:
@@ -55,4 +62,6 @@ def read_port(module, root, netdev, device=None, port=1, ethtool=True):
                 error = (err or out).strip() or "ethtool -S exited with %d" % rc
     hw = read_hw_counters(root, device, port) if device else {}
     prios = dict((str(p), v) for p, v in counters.priority_stats(stats or {}).items())
-    return dict(netdev=netdev, driver=driver, ethtool=stats, ethtool_error=error, hw_counters=hw, priorities=prios)
+    return dict(netdev=netdev, driver=driver, ethtool=stats, ethtool_error=error, hw_counters=hw, priorities=prios,
+                mtu=_sysfs_int(os.path.join(net_dir, "mtu")),
+                carrier_changes=_sysfs_int(os.path.join(net_dir, "carrier_changes")))

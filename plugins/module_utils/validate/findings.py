@@ -78,9 +78,12 @@ def run_inputs(tests, hosts, cabling=None, switch_ports=None):
     for name, wiring in endpoints.items():
         for check in (hosts.get(wiring["host"]) or {}).get("checks") or []:
             if check.get("device") != wiring["device"] or not (isinstance(check.get("nic"), dict) or check.get("pcie")
-                                                               or check.get("lldp")):
+                                                               or check.get("lldp") or check.get("rdma")
+                                                               or check.get("mtu")):
                 continue
-            readings[name] = dict(nic=check.get("nic") or {})
+            readings[name] = dict(nic=check.get("nic") or {}, rdma=check.get("rdma") or {})
+            if check.get("mtu"):
+                readings[name]["mtu"] = check["mtu"]
             wiring["netdev"] = check.get("netdev")
             # The switch port LLDP hears on it (traffic_window), against the plan's.
             if isinstance(check.get("lldp"), dict) and check["lldp"].get("switch"):
@@ -143,19 +146,20 @@ def retest_plan_of(given):
     return given.get("plan"), None
 
 
-def findings_of(tests, hosts, retest_tests=None, cabling=None, switch_counters=None, retest_error=None):
+def findings_of(tests, hosts, retest_tests=None, cabling=None, switch_counters=None, retest_error=None, loss_rate=None):
     """The report's ``findings`` and ``location`` (what the engine made of the matrix, with the anchor retests that
     ran: ``retest_tests`` as merge_results returns them, the LLDP neighbours against ``cabling`` and the switch ports'
     counters of the traffic, ``switch_counters`` as ``switch_port_deltas`` takes them) for one run; ``retest_error``:
-    why the retests could not be planned, for the note on suspects left unretested."""
+    why the retests could not be planned, for the note on suspects left unretested; ``loss_rate``: the share of a
+    port's RDMA packets lost that is evidence (``locate.transport_loss``)."""
     switch_ports, unread = switch_port_deltas(switch_counters)
     fleet, rails, evidence = run_inputs(tests, hosts, cabling, switch_ports)
     switches = dict(read=sorted(set(key.split("/", 1)[0] for key in switch_ports)), unread=unread)
     if not rails:
-        found = locate(fleet, {}, evidence)["findings"] if evidence["hosts"] else []
+        found = locate(fleet, {}, evidence, loss_rate=loss_rate)["findings"] if evidence["hosts"] else []
         return found, dict(pairs=0, note="no pair test ran: nothing to locate", switches=switches)
     outcomes = retest_outcomes(retest_tests)
-    result = locate(fleet, rails, evidence, retests=outcomes)
+    result = locate(fleet, rails, evidence, retests=outcomes, loss_rate=loss_rate)
     summary = result["rails"].get(RAIL) or {}
     suspects = [s["endpoint"] for s in summary.get("suspects") or []]
     note = ""
@@ -171,3 +175,39 @@ def findings_of(tests, hosts, retest_tests=None, cabling=None, switch_counters=N
     return result["findings"], dict(pairs=summary.get("pairs", 0), reference_gbps=summary.get("reference_gbps"),
                                     suspects=suspects, transient=result["transient"], retests=retested,
                                     unexplained=summary.get("unexplained", 0), note=note, switches=switches)
+
+
+def pair_matrix(tests, findings, reference_gbps=None, bw_fraction=0.93, limit=64):
+    """The pair tests of one run as a matrix for the report's page, with the findings on it: ``{"rail", "endpoints":
+    [{name, part}], "cells": {"a|b": {status, gbps, tests}}, "drawn"}`` per rail (the run has one: ``RAIL``). A pair's
+    cell is failed when any of its tests failed, its bandwidth the best its bandwidth tests measured, and ``slow``
+    when that is below ``bw_fraction`` of the rail's reference (the engine's rule, ``location.reference_gbps``); an endpoint's
+    ``part`` is the part a finding names on it (or on its host). Above ``limit`` endpoints ``drawn`` is False and
+    the page lists only the endpoints with a finding."""
+    marks = {}
+    for finding in findings or []:
+        marks.setdefault(str(finding.get("id")), finding.get("part"))
+    endpoints, cells = {}, {}
+    for test in tests or []:
+        if test.get("tool") not in PAIR_BW_TOOLS or test.get("status") not in ("passed", "failed"):
+            continue
+        pair = []
+        for host, device in ((test["server"], test.get("server_device")), (test["client"], test.get("client_device"))):
+            name = _endpoint(host, device)
+            endpoints.setdefault(name, marks.get(name) or marks.get(host))
+            pair.append(name)
+        cell = cells.setdefault("|".join(sorted(pair)), dict(status="passed", gbps=None, tests=[]))
+        cell["tests"].append(test.get("id"))
+        if test["status"] == "failed":
+            cell["status"] = "failed"
+        summary = test.get("summary") or {}
+        if summary.get("unit") == "Gb/s" and summary.get("value") is not None:
+            cell["gbps"] = max(float(summary["value"]), cell["gbps"] or 0.0)
+    if not endpoints:
+        return []
+    for cell in cells.values():
+        if cell["status"] == "passed" and reference_gbps and cell["gbps"] is not None and (
+                cell["gbps"] < bw_fraction * float(reference_gbps)):
+            cell["status"] = "slow"
+    return [dict(rail=RAIL, endpoints=[dict(name=name, part=endpoints[name]) for name in sorted(endpoints)],
+                 cells=cells, drawn=len(endpoints) <= limit)]

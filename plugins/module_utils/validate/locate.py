@@ -18,7 +18,9 @@ An *endpoint* is one host's port on one rail (``host/rail``), wired to one switc
 
 The evidence of the same window names the part on the path (the rules of direction follow the mlx5 counter
 definitions of the kernel's documentation): receive-side physical errors on both ends, or a link that went down,
-the cable or optic between them; transmit errors or discards on the switch port, the switch port; PCIe trained
+the cable or optic between them; RDMA packets lost in the transport (out of sequence where they arrived,
+sequence-error NAKs or repeated requests where they left, a share of the port's packets), the cable or optic of
+that direction, the sender's when both ends saw it; transmit errors or discards on the switch port, the switch port; PCIe trained
 below its capability under load, or AER errors on the device or its upstream port, the host PCIe link; pauses sent
 or receive discards at the host, its NIC port; a neighbour that LLDP shows somewhere else than the cabling plan
 (or off the rail's leaf), a miswired cable; an MTU unlike the rail's, the port's configuration; DCGM's failures or
@@ -42,6 +44,20 @@ RX_PHY_ERRORS = ("rx_crc_errors_phy", "rx_symbol_err_phy", "rx_pcs_symbol_err_ph
 LINK_DOWN = ("link_down_events_phy",)
 HOST_CONGESTION = ("rx_discards_phy", "tx_pause_storm_warning_events", "tx_pause_storm_error_events")
 PCI_SIGNAL = ("rx_pci_signal_integrity", "tx_pci_signal_integrity", "outbound_pci_buffer_overflow")
+# The RDMA transport's counters of the port (its hw_counters: mlx5's names, then Soft-RoCE's), as deltas. Packets that
+# arrived after a gap: some were lost on the way in. Sequence-error NAKs the port received, and requests it got twice
+# (its acknowledgement never reached the requester), packets its netdev refused to send (Soft-RoCE's send_err): what
+# it sends is lost on the way out.
+RDMA_IN_LOSS = ("out_of_sequence", "out_of_seq_request")
+RDMA_OUT_LOSS = ("packet_seq_err", "rcvd_seq_err", "duplicate_request", "send_err")
+# The packets those are a share of: the RDMA port's own count (Soft-RoCE), else all the port's packets (mlx5's ethtool).
+RX_PACKETS = ("rcvd_pkts", "rx_packets_phy", "rx_packets")
+TX_PACKETS = ("sent_pkts", "tx_packets_phy", "tx_packets")
+# The share of a port's packets lost in the window that is evidence. A lossless RoCE fabric (PFC) drops none; a site
+# whose fabric is not lossless (or a software RDMA device, which drops under load) sets its own (validation_report).
+LOSS_RATE = 1e-4
+# The netdev's carrier changes (sysfs, every driver) and the RDMA port's own count of link downs (Soft-RoCE).
+HOST_LINK_DOWNS = ("link_downed",)
 # A switch port's counters (Onyx "show interfaces ethernet", Cumulus "nv show interface counters"), as deltas.
 SWITCH_RX_ERRORS = ("in_errors", "rx_errors", "rx_crc_errors")
 SWITCH_TX = ("out_errors", "tx_errors", "out_discards", "tx_drops")
@@ -51,6 +67,8 @@ BER_LIMIT = 1e-6
 PAUSE_RATE = 1000.0
 # A benign few receive errors in a window are not evidence by themselves.
 PHY_ERROR_MIN = 10
+# Correctable AER errors in one window that say a marginal link even while every pair passed.
+AER_BURST = 10
 
 PART_ACTIONS = {
     "cable": "replace the cable or optic between %(where)s",
@@ -197,9 +215,12 @@ def switch_rails(endpoints, readings):
 
 
 def _path(endpoint, wiring):
-    """An endpoint's path in words: the port (its netdev) and the switch port it is wired to."""
-    return "%s (%s) - %s %s" % (endpoint, wiring.get("netdev") or wiring.get("nic") or "?", wiring.get("switch") or "?",
-                                wiring.get("switch_port") or "?")
+    """An endpoint's path in words: the port (its netdev) and the switch port it is wired to (when known: no cabling
+    plan and no LLDP leave it unnamed)."""
+    port = "%s (%s)" % (endpoint, wiring.get("netdev") or wiring.get("nic") or "?")
+    if not wiring.get("switch") and not wiring.get("switch_port"):
+        return port + " and its switch port (not known: no cabling plan, no LLDP)"
+    return "%s - %s %s" % (port, wiring.get("switch") or "?", wiring.get("switch_port") or "?")
 
 
 MAC_RE = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
@@ -231,13 +252,37 @@ def switch_side_lldp(endpoint, wiring, heard):
     return None
 
 
+def _link_caps(pcie):
+    """``(width, speed)`` a PCIe link can train to: what both ends can, the function's maximum and the port above
+    it's, where each was read (None where neither was)."""
+    widths = [int(v) for v in (pcie.get("max_width"), pcie.get("upstream_max_width")) if v]
+    speeds = [float(v) for v in (pcie.get("max_speed"), pcie.get("upstream_max_speed")) if v]
+    return (min(widths) if widths else None), (min(speeds) if speeds else None)
+
+
+def transport_loss(rdma, nic, names, packet_names, loss_rate=None):
+    """``"<lost>[ in <packets>]"``, an RDMA port's transport loss in the window (``names`` of its hw_counters) when
+    it is evidence: at least ``PHY_ERROR_MIN`` events and, where a packet count is known (the first of
+    ``packet_names`` in the RDMA or the NIC counters), at least ``loss_rate`` of the packets (default
+    ``LOSS_RATE``); None otherwise."""
+    lost = _sum(rdma, names)
+    if lost < PHY_ERROR_MIN:
+        return None
+    rate = LOSS_RATE if loss_rate is None else float(loss_rate)
+    packets = next((int(counters[name]) for name in packet_names for counters in (rdma, nic) if counters.get(name)), 0)
+    if packets and float(lost) / packets < rate:
+        return None
+    return "%d%s" % (lost, (" in %d" % packets) if packets else "")
+
+
 def endpoint_evidence(endpoint, wiring, found, switch_ports, rail_mtu=None, window_s=None, rails_of_switches=None,
-                      switch_lldp=None):
+                      switch_lldp=None, loss_rate=None):
     """What the window's evidence says about one endpoint's path: a list of ``(kind, part, text)``.
 
     ``found``: the endpoint's readings - ``nic`` (ethtool -S deltas), ``pcie`` (link under load and AER deltas:
     ``speed``, ``max_speed``, ``width``, ``max_width``, ``aer_correctable``, ``aer_nonfatal``, ``aer_fatal``,
-    ``upstream_aer_correctable``...), ``lldp`` (``{switch, port}`` the host's neighbour), ``mtu``;
+    ``upstream_aer_correctable``...), ``rdma`` (the RDMA port's hw_counters deltas), ``lldp`` (``{switch, port}`` the
+    host's neighbour), ``mtu``; ``loss_rate``: the share of packets lost that is evidence (``transport_loss``);
     ``switch_ports``: ``"switch/port"`` -> the switch port's counter deltas; ``rails_of_switches``: without a cabling
     plan (no ``switch`` in ``wiring``), the rail each switch serves (``switch_rails``), for the rail alignment;
     ``switch_lldp``: ``"switch/port"`` -> ``{host, port}``, the switches' own LLDP tables."""
@@ -250,9 +295,13 @@ def endpoint_evidence(endpoint, wiring, found, switch_ports, rail_mtu=None, wind
     port = switch_ports.get("%s/%s" % (wiring.get("switch"), wiring.get("switch_port"))) or {}
     switch_rx = _sum(port, SWITCH_RX_ERRORS)
     switch_tx = _sum(port, SWITCH_TX)
-    flaps = _sum(nic, LINK_DOWN) + int(port.get("carrier_transitions") or 0)
+    rdma = (found or {}).get("rdma") or {}
+    # One flap is a carrier change down and one up; the NIC's and the RDMA port's own counts are the same events.
+    host_flaps = max(_sum(nic, LINK_DOWN), (int(nic.get("carrier_changes") or 0) + 1) // 2, _sum(rdma, HOST_LINK_DOWNS))
+    flaps = host_flaps + int(port.get("carrier_transitions") or 0)
     if flaps:
-        out.append(("link", "cable", "the link went down %d times during the window (%s)" % (flaps, where)))
+        out.append(("link", "cable", "the link went down %s during the window (%s)"
+                    % ("once" if flaps == 1 else "%d times" % flaps, where)))
     if rx_phy >= PHY_ERROR_MIN or ber > BER_LIMIT:
         out.append(("nic_rx", "cable", "%d receive physical errors at the host (pre-FEC BER %.1e): the switch-to-host "
                                        "direction (switch transmitter, cable or optic)" % (rx_phy, ber)))
@@ -262,13 +311,18 @@ def endpoint_evidence(endpoint, wiring, found, switch_ports, rail_mtu=None, wind
     if switch_tx >= PHY_ERROR_MIN:
         out.append(("switch_tx", "switch_port", "%d transmit errors or discards on %s %s"
                     % (switch_tx, wiring.get("switch"), wiring.get("switch_port"))))
+    lost_in = transport_loss(rdma, nic, RDMA_IN_LOSS, RX_PACKETS, loss_rate)
+    if lost_in:
+        out.append(("rdma_rx", "cable", "RDMA packets out of sequence at %s (%s received): packets were lost on the "
+                                        "way in (switch transmitter, cable or optic)" % (endpoint, lost_in)))
+    lost_out = transport_loss(rdma, nic, RDMA_OUT_LOSS, TX_PACKETS, loss_rate)
+    if lost_out:
+        out.append(("rdma_tx", "cable", "sequence-error NAKs, repeated requests or failed sends at %s (%s sent): what "
+                                        "it sends is lost on the way out (its transmitter, cable or optic)"
+                    % (endpoint, lost_out)))
     pcie = (found or {}).get("pcie") or {}
     pcie_text = []
-    # The link trains to what both ends can: the function's maximum, and the port above it's where it was read.
-    max_width = min(int(v) for v in (pcie.get("max_width"), pcie.get("upstream_max_width")) if v) if (
-        pcie.get("max_width") or pcie.get("upstream_max_width")) else None
-    max_speed = min(float(v) for v in (pcie.get("max_speed"), pcie.get("upstream_max_speed")) if v) if (
-        pcie.get("max_speed") or pcie.get("upstream_max_speed")) else None
+    max_width, max_speed = _link_caps(pcie)
     if pcie.get("width") and max_width and int(pcie["width"]) < max_width:
         pcie_text.append("x%s of x%s under load" % (pcie["width"], max_width))
     if pcie.get("speed") and max_speed and float(pcie["speed"]) < max_speed:
@@ -316,9 +370,58 @@ RULES = (
     ("nic_config", ("mtu",)),
     ("pcie_link", ("pcie",)),
     ("switch_port", ("switch_tx",)),
-    ("cable", ("link", "nic_rx", "switch_rx")),
+    ("cable", ("link", "nic_rx", "switch_rx", "rdma_rx", "rdma_tx", "peer_rx")),
     ("nic_port", ("host_rx",)),
 )
+
+
+# The evidence that makes a finding even where every pair passed: the cabling, the configuration, a link that went
+# down, packets lost (the transport recovered them, at a cost), and a PCIe link in trouble (pcie_burst).
+STANDALONE = ("lldp", "switch_lldp", "mtu", "link", "rdma_rx", "rdma_tx", "peer_rx")
+
+
+def explain_losses(found_of, rails):
+    """A loss seen from both ends names the sender: where an endpoint's received packets went missing (``rdma_rx``)
+    and a peer it was tested with lost what it sent (``rdma_tx``), the receiver's reading becomes the sender's second
+    piece of evidence (``peer_rx``) and leaves the receiver. ``found_of``: ``{endpoint: endpoint_evidence}``, changed
+    in place; ``rails``: the pair results that say who was tested with whom."""
+    receivers = set(name for name, found in found_of.items() if any(item[0] == "rdma_rx" for item in found))
+    lost_out = set(name for name, found in found_of.items() if any(item[0] == "rdma_tx" for item in found))
+    if not receivers or not lost_out:
+        return
+    peers = {}
+    for results in rails.values():
+        for a, b, _ok, _bw in results:
+            if a in receivers and b in lost_out:
+                peers.setdefault(a, set()).add(b)
+            if b in receivers and a in lost_out:
+                peers.setdefault(b, set()).add(a)
+    for name in sorted(peers):
+        received = [item for item in found_of[name] if item[0] == "rdma_rx"]
+        senders = sorted(peers[name])
+        found_of[name] = [item for item in found_of[name] if item[0] != "rdma_rx"]
+        for peer in senders:
+            found_of[peer].append(("peer_rx", "cable", "its peer %s: %s" % (name, received[0][2])))
+
+
+def pcie_burst(found):
+    """Whether an endpoint's PCIe reading is trouble by itself: below its capability under load, an uncorrectable
+    AER error, or a burst of correctable ones (``AER_BURST`` in the window); a stray correctable error is not."""
+    pcie = (found or {}).get("pcie") or {}
+    if any(int(pcie.get(name) or 0) for name in ("aer_nonfatal", "aer_fatal", "upstream_aer_nonfatal", "upstream_aer_fatal")):
+        return True
+    if int(pcie.get("aer_correctable") or 0) + int(pcie.get("upstream_aer_correctable") or 0) >= AER_BURST:
+        return True
+    max_width, max_speed = _link_caps(pcie)
+    return bool((pcie.get("width") and max_width and int(pcie["width"]) < max_width)
+                or (pcie.get("speed") and max_speed and float(pcie["speed"]) < max_speed))
+
+
+def rail_mtu_of(values):
+    """A rail's MTU from its ports': the most common, a tie to the largest (a port left at a default MTU is the usual
+    fault, and two ports alone cannot outvote each other)."""
+    counts = Counter(int(v) for v in values)
+    return max(counts, key=lambda mtu: (counts[mtu], mtu))
 
 
 def _confidence(kinds):
@@ -341,6 +444,7 @@ def classify_endpoint(endpoint, wiring, matrix_text, evidence):
     found = dict((kind, (part, text)) for kind, part, text in evidence)
     switch_port = "%s/%s" % (wiring.get("switch"), wiring.get("switch_port"))
     where = _path(endpoint, wiring)
+    pci_where = "%s (%s), PCI %s" % (endpoint, wiring.get("netdev") or wiring.get("nic") or "?", wiring.get("pci") or "?")
     matrix = [("matrix", matrix_text)] if matrix_text else []
     for part, kinds in RULES:
         mine = [(kind, found[kind][1]) for kind in kinds if kind in found]
@@ -349,11 +453,13 @@ def classify_endpoint(endpoint, wiring, matrix_text, evidence):
         identity = switch_port if part == "switch_port" else endpoint
         others = [(kind, text) for kind, (_part, text) in found.items() if kind not in kinds]
         alternatives = []
-        if part == "cable" and set(k for k, _t in mine) == {"nic_rx"}:
+        # One direction's errors only: the far transmitter is the alternative to the cable.
+        if part == "cable" and set(k for k, _t in mine) <= {"nic_rx", "rdma_rx"}:
             alternatives = [dict(part="switch_port", id=switch_port)]
-        elif part == "cable" and set(k for k, _t in mine) == {"switch_rx"}:
+        elif part == "cable" and set(k for k, _t in mine) <= {"switch_rx", "rdma_tx", "peer_rx"}:
             alternatives = [dict(part="nic_port", id=endpoint)]
-        return _finding(part, identity, where, matrix + mine + others, wiring.get("switch"), alternatives)
+        return _finding(part, identity, pci_where if part == "pcie_link" else where, matrix + mine + others,
+                        wiring.get("switch"), alternatives)
     return _finding("nic_port", endpoint, where, matrix, wiring.get("switch"),
                     [dict(part="cable", id=endpoint), dict(part="switch_port", id=switch_port)])
 
@@ -390,7 +496,7 @@ def rail_retests(endpoints, rails, bw_fraction=0.93, alpha=1e-3):
 
 
 def locate(fleet, rails, evidence=None, retests=None, bw_fraction=0.93, alpha=1e-3, switch_share=0.5,
-           gdr_fraction=0.7):
+           gdr_fraction=0.7, loss_rate=None):
     """Every finding of one validation.
 
     ``fleet``: ``{"endpoints": {"host/rail": {host, rail, nic, netdev, pci, upstream, switch, switch_port}},
@@ -398,7 +504,8 @@ def locate(fleet, rails, evidence=None, retests=None, bw_fraction=0.93, alpha=1e
     ``evidence``: ``{"endpoints": {endpoint: readings}, "switch_ports": {...}, "switch_lldp": {"switch/port": {host,
     port}}, "hosts": {host: {"dcgm": {"failed_gpus": [...]}, "gdr_gbps": x, "host_mem_gbps": y}}, "window_s": seconds}``; ``retests``: the anchor retest of each
     suspect, ``{endpoint: ok}`` or a function of the endpoint that runs it (a suspect whose retest passed was
-    transient; one not retested stays a suspect). The retests of every rail are planned at once
+    transient; one not retested stays a suspect); ``loss_rate``: see ``transport_loss``. The retests of every rail
+    are planned at once
     (``schedule.anchor_retests``: each suspect against an anchor that passed with others, no endpoint twice in a
     round).
 
@@ -481,7 +588,17 @@ def locate(fleet, rails, evidence=None, retests=None, bw_fraction=0.93, alpha=1e
     for name, found in readings.items():
         if found.get("mtu"):
             rail_mtus.setdefault(endpoints.get(name, {}).get("rail"), []).append(int(found["mtu"]))
-    rail_mtu = dict((rail, median(values)) for rail, values in rail_mtus.items())
+    rail_mtu = dict((rail, rail_mtu_of(values)) for rail, values in rail_mtus.items())
+    switch_heard = set(evidence.get("switch_lldp") or {})
+    # What the evidence says of each endpoint that was read or is a suspect, the losses seen from both ends joined.
+    found_of = {}
+    for name in sorted(set(suspects) | set(readings) | set(
+            n for n, w in endpoints.items() if "%s/%s" % (w.get("switch"), w.get("switch_port")) in switch_heard)):
+        wiring = endpoints.get(name) or {}
+        found_of[name] = endpoint_evidence(name, wiring, readings.get(name), switch_ports, rail_mtu.get(wiring.get("rail")),
+                                           evidence.get("window_s"), rails_of_switches, evidence.get("switch_lldp"),
+                                           loss_rate)
+    explain_losses(found_of, rails)
     for name in sorted(suspects):
         if name in absorbed:
             continue
@@ -490,22 +607,14 @@ def locate(fleet, rails, evidence=None, retests=None, bw_fraction=0.93, alpha=1e
         matrix = "%d of its %d pairs failed or were slow" % (entry["failed"], entry["tested"])
         if outcomes.get(name) is False:
             matrix += "; its retest against an anchor failed too"
-        found = endpoint_evidence(name, wiring, readings.get(name), switch_ports, rail_mtu.get(wiring.get("rail")),
-                                  evidence.get("window_s"), rails_of_switches, evidence.get("switch_lldp"))
-        findings.append(classify_endpoint(name, wiring, matrix, found))
-    # Evidence without a failing matrix: a miswire, an MTU or physical errors that the traffic survived.
-    switch_heard = set()
-    for key in (evidence.get("switch_lldp") or {}):
-        switch_heard.add(key)
-    for name in sorted(set(readings) | set(n for n, w in endpoints.items()
-                                           if "%s/%s" % (w.get("switch"), w.get("switch_port")) in switch_heard)):
+        findings.append(classify_endpoint(name, wiring, matrix, found_of[name]))
+    # Evidence without a failing matrix: a miswire, an MTU, a flap, losses or a PCIe link that the traffic survived.
+    for name in sorted(found_of):
         if name in suspects or name in absorbed:
             continue
         wiring = endpoints.get(name) or {}
-        found = [item for item in endpoint_evidence(name, wiring, readings.get(name), switch_ports,
-                                                    rail_mtu.get(wiring.get("rail")), evidence.get("window_s"),
-                                                    rails_of_switches, evidence.get("switch_lldp"))
-                 if item[0] in ("lldp", "switch_lldp", "mtu", "link")]
+        found = [item for item in found_of[name]
+                 if item[0] in STANDALONE or (item[0] == "pcie" and pcie_burst(readings.get(name)))]
         if found:
             findings.append(classify_endpoint(name, wiring, "", found))
     # GPUs: DCGM's failures, GPUDirect far below host memory on the same host.

@@ -19,6 +19,7 @@ import html
 import json
 import math
 
+from ansible_collections.roce.fabric.plugins.module_utils.validate.findings import pair_matrix
 from ansible_collections.roce.fabric.plugins.module_utils.validate.schedule import circle_rounds
 
 PAIR_TOOLS = ("rping", "ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_read_lat", "ib_send_lat")
@@ -377,6 +378,49 @@ def _badge(status):
     return '<span style="color:%s;font-weight:bold">%s</span>' % (color, html.escape(status or "?"))
 
 
+def matrix_html(matrices):
+    """The pair matrix of each rail (``findings.pair_matrix``): a row and a column per endpoint, each pair's cell
+    green with its bandwidth or red, the part a finding names beside its endpoint; above the drawing limit, the
+    endpoints with a finding and the peers they failed with."""
+    esc = html.escape
+    out = []
+    for matrix in matrices:
+        names = [e["name"] for e in matrix["endpoints"]]
+        parts = dict((e["name"], e["part"]) for e in matrix["endpoints"])
+        out.append("<h2>Pair matrix (%s, %d endpoints)</h2>" % (esc(str(matrix["rail"])), len(names)))
+
+        def cell(a, b):
+            return matrix["cells"].get("|".join(sorted((a, b))))
+
+        def label(name):
+            return esc(name) + (' <strong style="color:#d62728">[%s]</strong>' % esc(str(parts[name])) if parts[name] else "")
+        if not matrix["drawn"]:
+            out.append("<p>Too many endpoints to draw; the endpoints with a finding and the peers they failed with:</p><ul>")
+            for name in names:
+                if parts[name]:
+                    failed = [b for b in names if b != name and (cell(name, b) or {}).get("status") == "failed"]
+                    out.append("<li>%s: %s</li>" % (label(name), esc(", ".join(failed) or "no failed pair")))
+            out.append("</ul>")
+            continue
+        out.append("<table><tr><th></th>%s</tr>" % "".join("<th>%d</th>" % (i + 1) for i in range(len(names))))
+        for i, a in enumerate(names):
+            row = []
+            for b in names:
+                found = cell(a, b) if a != b else None
+                if not found:
+                    row.append("<td></td>")
+                    continue
+                status = found["status"]
+                text = ("%.3g" % found["gbps"]) if found["gbps"] is not None else ("ok" if status == "passed" else "")
+                row.append('<td style="background:%s" title="%s">%s</td>' % (
+                    {"passed": "#d9f2d9", "slow": "#fbe3b5"}.get(status, "#f8d0d0"), esc(", ".join(found["tests"])),
+                    "&#10007; " + text if status == "failed" else text))
+            out.append("<tr><th>%d. %s</th>%s</tr>" % (i + 1, label(a), "".join(row)))
+        out.append("</table><p>Gb/s of each pair's bandwidth test; &#10007;: a test of the pair failed; amber: below 93 %"
+                   " of the rail's median.</p>")
+    return out
+
+
 def render_html(report):
     """A self-contained HTML page: summary, pass/fail per host and per pair, a plot per test, commands."""
     esc = html.escape
@@ -403,6 +447,7 @@ def render_html(report):
                     esc(str(finding.get("action"))), "<br>".join(
                         "%s: %s" % (esc(str(e.get("kind"))), esc(str(e.get("text")))) for e in finding.get("evidence") or [])))
             out.append("</table>")
+    out.extend(matrix_html(pair_matrix(report.get("tests"), findings, location.get("reference_gbps"))))
     out.append("<h2>Hosts</h2><table><tr><th>host</th><th>status</th><th>check</th><th>result</th><th>command</th></tr>")
     for name in sorted(report["hosts"]):
         host = report["hosts"][name]

@@ -12,6 +12,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.qos import counters
 from ansible_collections.roce.fabric.plugins.module_utils.validate import junit, plan
 from ansible_collections.roce.fabric.plugins.module_utils.validate.findings import (
     findings_of,
+    pair_matrix,
     retest_pairs,
     run_inputs,
     switch_port_deltas,
@@ -215,3 +216,38 @@ def test_a_gpu_dcgm_failed_on_is_a_finding_even_without_a_pair_test():
         findings, _location = findings_of(tests, hosts)
         assert [(f["part"], f["id"]) for f in findings] == [("gpu", "gpu02/gpu3")], findings
         assert findings[0]["evidence"] == [dict(kind="dcgm", text="DCGM diagnostics failed on GPU 3")]
+
+
+def test_the_rdma_counters_and_the_mtu_of_a_traffic_check_reach_the_engine_with_the_site_s_loss_rate():
+    """A traffic check's ``rdma`` (its hw_counters that moved) and ``mtu``: gpu02's port lost 0.5 % of what it sent,
+    gpu05's was left at MTU 1500. Every pair passed; both are findings, the loss only at the default rate."""
+    hosts = hosts_with()
+    hosts["gpu02"]["checks"][0]["rdma"] = {"packet_seq_err": 500, "duplicate_request": 20}
+    hosts["gpu02"]["checks"][0]["nic"] = {"tx_packets_phy": 100000}
+    for host in HOSTS:
+        hosts[host]["checks"][0]["mtu"] = 1500 if host == "gpu05" else 9000
+    findings, _location = findings_of(merged(), hosts)
+    assert [(f["id"], f["part"]) for f in findings] == [("gpu02/mlx5_0", "cable"), ("gpu05/mlx5_0", "nic_config")]
+    assert "(520 in 100000 sent)" in findings[0]["evidence"][0]["text"]
+    findings, _location = findings_of(merged(), hosts, loss_rate=0.01)
+    assert [(f["id"], f["part"]) for f in findings] == [("gpu05/mlx5_0", "nic_config")]
+
+
+def test_the_pair_matrix_of_the_page_marks_failed_and_slow_pairs_and_the_part_a_finding_names():
+    tests = merged("gpu04")
+    for test in tests:
+        if (test["server"], test["client"]) == ("gpu01", "gpu02"):
+            test["summary"] = dict(bytes=65536, value=50.0, unit="Gb/s")
+    hosts = hosts_with({"gpu04": {"rx_crc_errors_phy": 1840}})
+    findings, location = findings_of(tests, hosts)
+    [matrix] = pair_matrix(tests, findings, location["reference_gbps"])
+    assert [(e["name"], e["part"]) for e in matrix["endpoints"]][2:4] == [("gpu03/mlx5_0", None), ("gpu04/mlx5_0", "cable")]
+    cells = matrix["cells"]
+    assert cells["gpu03/mlx5_0|gpu04/mlx5_0"]["status"] == "failed" and cells["gpu01/mlx5_0|gpu02/mlx5_0"]["status"] == "slow"
+    assert cells["gpu01/mlx5_0|gpu03/mlx5_0"] == dict(status="passed", gbps=92.5, tests=["ib_write_bw:gpu01->gpu03"])
+    page = "\n".join(plan.matrix_html([matrix]))
+    assert "4. gpu04/mlx5_0 <strong" in page and "[cable]" in page and page.count("&#10007;") == 2 * 5 + 1
+    # Above the drawing limit: the endpoints with a finding and the peers they failed with.
+    [big] = pair_matrix(tests, findings, location["reference_gbps"], limit=4)
+    page = "\n".join(plan.matrix_html([big]))
+    assert big["drawn"] is False and "<li>gpu04/mlx5_0" in page and "gpu01/mlx5_0, gpu02/mlx5_0, gpu03/mlx5_0" in page

@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from ansible_collections.roce.fabric.plugins.module_utils.qos.counters import deltas, parse_ethtool_stats
+from ansible_collections.roce.fabric.plugins.module_utils.qos.counters import deltas, parse_counter_lines, parse_ethtool_stats
 from ansible_collections.roce.fabric.plugins.module_utils.validate import locate, pcie
 from ansible_collections.roce.fabric.tests.fleet import model
 from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
@@ -197,3 +197,76 @@ def test_the_switch_s_own_lldp_table_against_the_plan():
     first = locate.locate(fleet.describe(), rails, evidence, retest)["findings"][0]
     assert first["part"] == "miswire" and first["confidence"] == "high"
     assert set(e["kind"] for e in first["evidence"]) == {"matrix", "lldp", "switch_lldp"}
+
+
+def rxe_delta(case, role):
+    """The Soft-RoCE port's hw_counters over one ib_write_bw of the lab (fixtures/counters: captured on the VMs)."""
+    def read(when):
+        return parse_counter_lines(corpus.read("counters", "hw_counters_rxe_%s_%s_%s.txt" % (case, role, when)))
+    return dict((k, v) for k, v in deltas(read("before"), read("after")).items() if v)
+
+
+LAB_PAIR = dict(endpoints={"node1/rxe0": dict(host="node1", rail="rail0", netdev="enp1s0"),
+                           "node2/rxe0": dict(host="node2", rail="rail0", netdev="enp1s0")},
+                hosts=["node1", "node2"])
+
+
+def test_a_rate_cut_link_drops_what_its_sender_sends_and_names_the_sender_s_link():
+    # The real capture: tbf at a tenth of the rate on node2's enp1s0; rxe counts the packets its netdev refused.
+    sender, receiver = rxe_delta("tbf", "sender"), rxe_delta("tbf", "receiver")
+    assert sender["send_err"] == 517327 - 316614 and sender["sent_pkts"] == 527
+    found = locate.endpoint_evidence("node2/rxe0", LAB_PAIR["endpoints"]["node2/rxe0"], {"rdma": sender}, {},
+                                     loss_rate=0.01)
+    assert [(kind, part) for kind, part, _text in found] == [("rdma_tx", "cable")]
+    assert "at node2/rxe0 (200713 in 527 sent)" in found[0][2]
+    assert locate.endpoint_evidence("node1/rxe0", LAB_PAIR["endpoints"]["node1/rxe0"], {"rdma": receiver}, {},
+                                    loss_rate=0.01) == []
+    # The pair passed (its bandwidth is all two hosts have): the loss alone makes a finding, low confidence.
+    result = locate.locate(LAB_PAIR, {"rail0": [("node1/rxe0", "node2/rxe0", True, 0.0038)]},
+                           {"endpoints": {"node1/rxe0": {"rdma": receiver}, "node2/rxe0": {"rdma": sender}}},
+                           loss_rate=0.01)
+    assert [(f["id"], f["part"], f["confidence"], f["replace"]) for f in result["findings"]] == [
+        ("node2/rxe0", "cable", "low", False)]
+    assert result["findings"][0]["alternatives"] == [{"part": "nic_port", "id": "node2/rxe0"}]
+    assert "no cabling plan, no LLDP" in result["findings"][0]["action"]
+
+
+def test_soft_roce_s_own_drops_stay_under_the_lab_s_rate_and_a_loss_seen_from_both_ends_names_the_sender():
+    sender, receiver = rxe_delta("healthy", "sender"), rxe_delta("healthy", "receiver")
+    # A healthy link of the lab: Soft-RoCE under emulation drops about half a percent on arrival.
+    assert (receiver["out_of_seq_request"], receiver["rcvd_pkts"]) == (68, 13434)
+    assert (sender["rcvd_seq_err"], sender["sent_pkts"]) == (66, 15214)
+    readings = {"endpoints": {"node1/rxe0": {"rdma": receiver}, "node2/rxe0": {"rdma": sender}}}
+    pair = {"rail0": [("node1/rxe0", "node2/rxe0", True, 0.068)]}
+    assert locate.locate(LAB_PAIR, pair, readings, loss_rate=0.01)["findings"] == []
+    # At the default rate (a lossless fabric drops nothing) the same counters are a loss, seen from both ends: the
+    # receiver's packets out of sequence and the sender's NAKs name the sender's path, with two kinds of evidence.
+    findings = locate.locate(LAB_PAIR, pair, readings)["findings"]
+    assert [(f["id"], f["part"], f["confidence"]) for f in findings] == [("node2/rxe0", "cable", "medium")]
+    assert [e["kind"] for e in findings[0]["evidence"]] == ["rdma_tx", "peer_rx"]
+    assert "its peer node1/rxe0: RDMA packets out of sequence at node1/rxe0 (68 in 13434 received)" in (
+        findings[0]["evidence"][1]["text"])
+    # Fewer than ten lost packets are never evidence, whatever their share.
+    assert locate.transport_loss({"out_of_seq_request": 9, "rcvd_pkts": 10}, {}, locate.RDMA_IN_LOSS,
+                                 locate.RX_PACKETS) is None
+
+
+def test_a_flap_an_mtu_and_an_aer_burst_make_findings_though_every_pair_passed():
+    pair = {"rail0": [("node1/rxe0", "node2/rxe0", True, 0.04)]}
+    full = pcie.link_files(corpus.read("pcie", "link_h100x1_gen5_x16.txt"))
+    readings = {"node1/rxe0": {"nic": {"carrier_changes": 2}, "rdma": {"link_downed": 1}, "mtu": 4200},
+                "node2/rxe0": {"mtu": 1500, "pcie": dict(full, upstream_aer_correctable=20)}}
+    findings = locate.locate(LAB_PAIR, pair, {"endpoints": readings})["findings"]
+    assert sorted((f["id"], f["part"]) for f in findings) == [("node1/rxe0", "cable"), ("node2/rxe0", "nic_config")]
+    flap = [f for f in findings if f["part"] == "cable"][0]
+    assert flap["evidence"][0]["text"].startswith("the link went down once")
+    # The MTU is the rail's most common, a tie going to the larger: two ports cannot outvote each other.
+    assert locate.rail_mtu_of([4200, 1500]) == 4200 and locate.rail_mtu_of([1500, 1500, 9000]) == 1500
+    # The AER burst with a healthy MTU: the PCIe link; a stray correctable error is not a finding.
+    readings["node2/rxe0"]["mtu"] = 4200
+    findings = locate.locate(LAB_PAIR, pair, {"endpoints": readings})["findings"]
+    assert sorted((f["id"], f["part"]) for f in findings) == [("node1/rxe0", "cable"), ("node2/rxe0", "pcie_link")]
+    readings["node2/rxe0"]["pcie"] = dict(full, upstream_aer_correctable=3)
+    assert locate.pcie_burst(readings["node2/rxe0"]) is False
+    assert [f["id"] for f in locate.locate(LAB_PAIR, pair, {"endpoints": readings})["findings"]] == ["node1/rxe0"]
+    assert locate.pcie_burst({"pcie": dict(full, width=8)}) is True

@@ -1,0 +1,203 @@
+"""Benchmark: faults injected one at a time into the lab's real Soft-RoCE link, each validated once, and what the
+report's fault location names for it; then healthy runs, which must raise no finding.
+
+    tests/run env > /dev/null; flock /tmp/roce-vm.lock python tests/bench/lab_faults_bench.py [--healthy 20]
+        [--faults loss,ratecut,flap,aer,mtu] [--out FILE] [--keep]
+
+The two lab VMs (node1, node2: Debian's kernel, Soft-RoCE rxe0 on enp1s0, one QEMU socket link between them) run
+``playbooks/validate.yml`` as an operator would (the traffic window on, the switches off: the VMs' link has no
+switch). Each fault is injected on a real part of that link:
+
+- ``loss``: ``tc qdisc ... netem loss 20%`` on the sending side's enp1s0 (its transmitter or cable);
+- ``ratecut``: ``tc qdisc ... tbf`` at a tenth of the healthy runs' bandwidth on the same side (a link that trained
+  down, or an optic that drops);
+- ``flap``: QEMU's ``set_link fab0 off`` then ``on`` while ib_write_bw runs (a link that goes down and comes back);
+- ``aer``: twenty correctable errors injected at the NIC's PCIe root port (``pcie_aer_inject_error rp1 RCVR``)
+  while ib_write_bw runs, which the guest's AER driver counts (a marginal PCIe link);
+- ``mtu``: one port's MTU put back to 1500 while the other keeps the lab's 4200 (a port left unconfigured).
+
+A fault is named right when the report's first finding is the expected part on the expected port. Not injected here
+(no lab part to inject them on yet): a PCIe link trained narrower (the lab's virtio NIC can only train x1) and a
+miswire (the lab has no LLDP on the link). Prints one row per run and a summary; ``--out`` writes the same text.
+Boots the VMs if they are not up (labctl up) and leaves them running with ``--keep``. Needs root (QEMU, the lab).
+"""
+
+import argparse
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+INVENTORY = os.path.join(REPO, "inventories", "lab")
+sys.path.insert(0, os.path.join(REPO, "lab"))
+from door import Lab  # noqa: E402  pylint: disable=wrong-import-position
+
+LAB = Lab(INVENTORY)
+HOSTS = ("node1", "node2")
+NETDEV = "enp1s0"
+RXE = ("modprobe rdma_rxe && (rdma link show rxe0/1 >/dev/null 2>&1 || rdma link add rxe0 type rxe netdev %s)"
+       % NETDEV)
+# The plan's ib_write_bw puts node1 as server, node2 as client: node2 sends the data.
+SENDER, RECEIVER = "node2", "node1"
+# Scenario: (host the fault is on, expected first finding (endpoint, part)).
+EXPECTED = {
+    "loss": (SENDER, ("%s/rxe0" % SENDER, "cable")),
+    "ratecut": (SENDER, ("%s/rxe0" % SENDER, "cable")),
+    "flap": (RECEIVER, ("%s/rxe0" % RECEIVER, "cable")),
+    "aer": (RECEIVER, ("%s/rxe0" % RECEIVER, "pcie_link")),
+    "mtu": (SENDER, ("%s/rxe0" % SENDER, "nic_config")),
+}
+
+
+def vm(host, command, check=True):
+    proc = LAB.exec(host, ["sh", "-c", shlex.quote(command)])
+    if check and proc.returncode != 0:
+        raise SystemExit("%s on %s failed: %s" % (command, host, proc.stdout + proc.stderr))
+    return proc.stdout
+
+
+def validate(report_dir):
+    argv = ["ansible-playbook", "-i", INVENTORY, os.path.join(REPO, "playbooks", "validate.yml"),
+            "-e", "roce_validate_hosts=lab_vms", "-e", "validate_report_dir=%s" % report_dir,
+            "-e", "roce_validate_switches=false"]
+    started = time.time()
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, check=False)
+    path = os.path.join(report_dir, "report.json")
+    if not os.path.exists(path):
+        raise SystemExit("no report: %s" % (proc.stdout + proc.stderr)[-3000:])
+    with open(path) as handle:
+        return json.load(handle), time.time() - started
+
+
+def during_traffic(host, action):
+    """Run ``action`` once ib_write_bw runs on ``host`` (a thread polling the guest's process table)."""
+    def watch():
+        deadline = time.time() + 300
+        while time.time() < deadline:
+            if vm(host, "pgrep -x ib_write_bw || true").strip():
+                action()
+                return
+            time.sleep(0.5)
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+def flap(host):
+    LAB.monitor(host, "set_link fab0 off")
+    time.sleep(2)
+    LAB.monitor(host, "set_link fab0 on")
+
+
+def aer_burst(host, count=20):
+    # One at a time: errors that come faster than the guest's AER handler are reported once ("multiple received").
+    for dummy in range(count):
+        LAB.monitor(host, "pcie_aer_inject_error rp1 RCVR")
+        time.sleep(0.3)
+
+
+def inject(name, host, healthy_gbps):
+    """Arm fault ``name`` on ``host``; returns (the thread that injects during the traffic or None, the undo)."""
+    if name == "loss":
+        vm(host, "tc qdisc replace dev %s root netem loss 20%%" % NETDEV)
+        return None, lambda: vm(host, "tc qdisc del dev %s root" % NETDEV)
+    if name == "ratecut":
+        kbit = max(int(healthy_gbps * 1e6 / 10), 64)
+        vm(host, "tc qdisc replace dev %s root tbf rate %dkbit burst 16kb latency 50ms" % (NETDEV, kbit))
+        return None, lambda: vm(host, "tc qdisc del dev %s root" % NETDEV)
+    if name == "flap":
+        return during_traffic(host, lambda: flap(host)), lambda: None
+    if name == "aer":
+        return during_traffic(host, lambda: aer_burst(host)), lambda: None
+    if name == "mtu":
+        vm(host, "ip link set %s mtu 1500" % NETDEV)
+        return None, lambda: vm(host, "ip link set %s mtu 4200" % NETDEV)
+    raise SystemExit("unknown fault %s" % name)
+
+
+def describe(finding):
+    return "%s %s (%s)" % (finding["id"], finding["part"], finding["confidence"])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--healthy", type=int, default=20, help="healthy runs (no fault), after the faults")
+    parser.add_argument("--faults", default=",".join(EXPECTED))
+    parser.add_argument("--out")
+    parser.add_argument("--keep", action="store_true", help="leave the VMs running")
+    args = parser.parse_args()
+    lines = []
+
+    def say(text):
+        print(text, flush=True)
+        lines.append(text)
+
+    started = time.time()
+    LAB.up(*HOSTS, keep_state=True)
+    for host in HOSTS:
+        vm(host, RXE)
+        vm(host, "tc qdisc del dev %s root 2>/dev/null; ip link set %s mtu 4200" % (NETDEV, NETDEV), check=False)
+    # The RoCE QoS contract on the Soft-RoCE NIC, as host.yml applies it (the traffic checks compare with it).
+    subprocess.run(["ansible", "lab_vms", "-i", INVENTORY, "-m", "ansible.builtin.include_role", "-a",
+                    "name=roce.fabric.nic_qos", "-e", "nic_qos_persist=false"], capture_output=True, cwd=REPO,
+                   check=True)
+    work = tempfile.mkdtemp(prefix="lab-faults-")
+    # One healthy run first: its bandwidth sets the rate cut.
+    report, _seconds = validate(os.path.join(work, "reference"))
+    healthy_gbps = float(report["location"].get("reference_gbps") or 0.04)
+    say("lab faults: node1 <-> node2 (Soft-RoCE rxe0 on %s, QEMU TCG), healthy bandwidth %.4f Gb/s"
+        % (NETDEV, healthy_gbps))
+    say("%-8s %-6s %-28s %-5s %-34s %s" % ("fault", "on", "expected", "right", "first finding", "seconds"))
+    named = []
+    for name in [n for n in args.faults.split(",") if n]:
+        host, expected = EXPECTED[name]
+        thread, undo = inject(name, host, healthy_gbps)
+        try:
+            report, seconds = validate(os.path.join(work, name))
+        finally:
+            if thread:
+                thread.join(timeout=60)
+            undo()
+        findings = report.get("findings") or []
+        first = findings[0] if findings else None
+        right = bool(first) and (first["id"], first["part"]) == expected
+        named.append(right)
+        row = (name, host, "%s %s" % expected, "yes" if right else "NO", describe(first) if first else "none", seconds)
+        say("%-8s %-6s %-28s %-5s %-34s %.0f" % row)
+        for finding in findings:
+            say("    finding %s: %s" % (describe(finding), finding.get("action")))
+            for item in finding.get("evidence") or []:
+                say("        %s: %s" % (item["kind"], item["text"]))
+        failed = [t["id"] for t in report.get("tests") or [] if t.get("status") != "passed"]
+        say("    tests not passed: %s" % (", ".join(failed) or "none"))
+    clean, times = 0, []
+    for index in range(args.healthy):
+        report, seconds = validate(os.path.join(work, "healthy%d" % index))
+        times.append(seconds)
+        findings = report.get("findings") or []
+        clean += not findings
+        if findings:
+            say("healthy run %d raised: %s" % (index + 1, "; ".join(
+                "%s [%s]" % (describe(f), " | ".join(e["text"] for e in f.get("evidence") or [])) for f in findings)))
+    say("faults named right: %d of %d" % (sum(named), len(named)))
+    if args.healthy:
+        row = (clean, args.healthy, statistics.median(times))
+        say("healthy runs without a finding: %d of %d (a run: median %.0f s)" % row)
+    say("wall: %.0f s" % (time.time() - started))
+    if not args.keep:
+        LAB.down(*HOSTS)
+    if args.out:
+        with open(args.out, "w") as handle:
+            handle.write("\n".join(lines) + "\n")
+    return 0 if all(named) and clean == args.healthy else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
