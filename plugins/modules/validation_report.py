@@ -18,9 +18,10 @@ description:
     and groups the tests in rounds where no host takes part twice, so each round runs in parallel.
     Nothing is changed.
   - With O(mode=write), merges the server and client outcomes into the planned tests and writes
-    C(report.json), a self-contained C(report.html) (pass/fail per host and pair, a bandwidth-versus-size
-    plot per test, the exact command behind every number) and C(report.xml) (JUnit XML for CI systems, a test
-    case per pair test, per host check and per finding) into O(dest).
+    C(report.json) (its format published as a JSON Schema, C(docs/schemas/validation-report.schema.json) in the
+    collection), a self-contained C(report.html) (pass/fail per host and pair, the pair matrix with the findings on
+    it, a bandwidth-versus-size plot per test, the exact command behind every number) and C(report.xml) (JUnit XML
+    for CI systems, a test case per pair test, per host check and per finding) into O(dest).
   - The report's C(findings) name the part to replace where the run shows one - the pair matrix (an endpoint in far
     more bad pairs than chance explains) joined with the counters the traffic window read on the same ports (the
     C(nic) deltas of the C(traffic <netdev>) checks) - each with its evidence, a confidence (low on one kind of

@@ -21,6 +21,7 @@ import re
 import shlex
 import subprocess
 
+import jsonschema
 import pytest
 
 import conftest
@@ -36,6 +37,8 @@ RXE = "modprobe rdma_rxe && (rdma link show rxe0/1 >/dev/null 2>&1 || rdma link 
 
 
 LAB = Lab(INVENTORY)
+with open(os.path.join(REPO, "docs", "schemas", "validation-report.schema.json")) as _schema:
+    REPORT_SCHEMA = jsonschema.Draft202012Validator(json.load(_schema))
 CAPTURE = os.path.join(REPO, "plugins", "module_utils", "qos", "dscp_capture.py")
 TOS_FILE = "/sys/kernel/config/rdma_cm/rxe0/ports/1/default_roce_tos"
 
@@ -66,6 +69,9 @@ def playbook(tmp_path, *extra, check=False, traffic=False):
     if os.path.exists(path):
         with open(path) as handle:
             data = json.load(handle)
+        # Every report of the lab against the published format (docs/schemas).
+        errors = ["%s: %s" % (e.json_path, e.message) for e in REPORT_SCHEMA.iter_errors(data)]
+        assert errors == [], errors
     return proc, data
 
 

@@ -7,6 +7,10 @@ its traffic checks, handed to the fault location engine; the report, its HTML an
 from __future__ import annotations
 
 import itertools
+import json
+import os
+
+import pytest
 
 from ansible_collections.roce.fabric.plugins.module_utils.qos import counters
 from ansible_collections.roce.fabric.plugins.module_utils.validate import junit, plan
@@ -251,3 +255,34 @@ def test_the_pair_matrix_of_the_page_marks_failed_and_slow_pairs_and_the_part_a_
     [big] = pair_matrix(tests, findings, location["reference_gbps"], limit=4)
     page = "\n".join(plan.matrix_html([big]))
     assert big["drawn"] is False and "<li>gpu04/mlx5_0" in page and "gpu01/mlx5_0, gpu02/mlx5_0, gpu03/mlx5_0" in page
+
+
+SCHEMA = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "docs", "schemas", "validation-report.schema.json")
+
+
+def test_the_reports_follow_the_published_schema_and_a_finding_it_does_not_know_is_caught():
+    """docs/schemas/validation-report.schema.json against reports as the module writes them: a healthy run, a failing
+    host with its findings and retests, a run without pairs, switches read and unread. (The validate peer tier checks
+    every report of the lab against it too.)"""
+    jsonschema = pytest.importorskip("jsonschema")
+    with open(SCHEMA) as handle:
+        schema = json.load(handle)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+
+    def report(tests, hosts, **kwargs):
+        built = plan.build_report(tests, hosts, generated=dict(time="2026-11-28T22:12:25Z", collection_version="1.0.0"))
+        built["findings"], built["location"] = findings_of(built["tests"], built["hosts"], **kwargs)
+        return json.loads(json.dumps(built))
+
+    switch_reads = {"before": {"leaf1": {"ports": {"swp1": {"in_errors": 0}}}, "leaf2": {"error": "timed out"}},
+                    "after": {"leaf1": {"ports": {"swp1": {"in_errors": 900}}}}}
+    reports = [report(merged(), hosts_with()),
+               report(merged("gpu04"), hosts_with({"gpu04": {"rx_crc_errors_phy": 1840}}), switch_counters=switch_reads),
+               report([], hosts_with())]
+    for built in reports:
+        assert list(validator.iter_errors(built)) == [], built
+    assert reports[1]["findings"] and reports[1]["location"]["switches"]["unread"]
+    broken = json.loads(json.dumps(reports[1]))
+    broken["findings"][0]["part"] = "rack"
+    assert [e.json_path for e in validator.iter_errors(broken)] == ["$.findings[0].part"]
