@@ -67,6 +67,9 @@ BER_LIMIT = 1e-6
 PAUSE_RATE = 1000.0
 # A benign few receive errors in a window are not evidence by themselves.
 PHY_ERROR_MIN = 10
+# The AER deltas of a port's PCI function and of the port above it (traffic_window's pcie reading).
+AER_CORRECTABLE = ("aer_correctable", "upstream_aer_correctable")
+AER_UNCORRECTABLE = ("aer_nonfatal", "aer_fatal", "upstream_aer_nonfatal", "upstream_aer_fatal")
 # Correctable AER errors in one window that say a marginal link even while every pair passed.
 AER_BURST = 10
 
@@ -260,6 +263,17 @@ def _link_caps(pcie):
     return (min(widths) if widths else None), (min(speeds) if speeds else None)
 
 
+def _below_capability(pcie):
+    """How a PCIe link under load is below what it can train to, in words (empty when it is not)."""
+    max_width, max_speed = _link_caps(pcie)
+    out = []
+    if pcie.get("width") and max_width and int(pcie["width"]) < max_width:
+        out.append("x%s of x%s under load" % (pcie["width"], max_width))
+    if pcie.get("speed") and max_speed and float(pcie["speed"]) < max_speed:
+        out.append("%s of %s GT/s under load" % (pcie["speed"], max_speed))
+    return out
+
+
 def transport_loss(rdma, nic, names, packet_names, loss_rate=None):
     """``"<lost>[ in <packets>]"``, an RDMA port's transport loss in the window (``names`` of its hw_counters) when
     it is evidence: at least ``PHY_ERROR_MIN`` events and, where a packet count is known (the first of
@@ -321,15 +335,8 @@ def endpoint_evidence(endpoint, wiring, found, switch_ports, rail_mtu=None, wind
                                         "it sends is lost on the way out (its transmitter, cable or optic)"
                     % (endpoint, lost_out)))
     pcie = (found or {}).get("pcie") or {}
-    pcie_text = []
-    max_width, max_speed = _link_caps(pcie)
-    if pcie.get("width") and max_width and int(pcie["width"]) < max_width:
-        pcie_text.append("x%s of x%s under load" % (pcie["width"], max_width))
-    if pcie.get("speed") and max_speed and float(pcie["speed"]) < max_speed:
-        pcie_text.append("%s of %s GT/s under load" % (pcie["speed"], max_speed))
-    aer_names = ("aer_correctable", "aer_nonfatal", "aer_fatal", "upstream_aer_correctable", "upstream_aer_nonfatal",
-                 "upstream_aer_fatal")
-    aer = sum(int(pcie.get(name) or 0) for name in aer_names)
+    pcie_text = _below_capability(pcie)
+    aer = _sum(pcie, AER_CORRECTABLE + AER_UNCORRECTABLE)
     if aer:
         pcie_text.append("%d AER errors on %s or its upstream port %s" % (aer, wiring.get("pci") or pcie.get("pci") or "?",
                                                                           wiring.get("upstream") or pcie.get("upstream_pci") or "?"))
@@ -408,13 +415,7 @@ def pcie_burst(found):
     """Whether an endpoint's PCIe reading is trouble by itself: below its capability under load, an uncorrectable
     AER error, or a burst of correctable ones (``AER_BURST`` in the window); a stray correctable error is not."""
     pcie = (found or {}).get("pcie") or {}
-    if any(int(pcie.get(name) or 0) for name in ("aer_nonfatal", "aer_fatal", "upstream_aer_nonfatal", "upstream_aer_fatal")):
-        return True
-    if int(pcie.get("aer_correctable") or 0) + int(pcie.get("upstream_aer_correctable") or 0) >= AER_BURST:
-        return True
-    max_width, max_speed = _link_caps(pcie)
-    return bool((pcie.get("width") and max_width and int(pcie["width"]) < max_width)
-                or (pcie.get("speed") and max_speed and float(pcie["speed"]) < max_speed))
+    return bool(_sum(pcie, AER_UNCORRECTABLE) or _sum(pcie, AER_CORRECTABLE) >= AER_BURST or _below_capability(pcie))
 
 
 def rail_mtu_of(values):
