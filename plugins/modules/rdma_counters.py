@@ -119,6 +119,12 @@ carrier_changes:
   returned: always
   type: int
   sample: 2
+speed:
+  description: The link's rate in Mb/s (sysfs C(speed)), or null where the driver does not know it (C(-1)) or the
+    link is down.
+  returned: always
+  type: int
+  sample: 400000
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -10,9 +10,11 @@ switch). Each fault is injected on a real part of that link:
 
 - ``loss`` (only when asked for, see DEFAULT_FAULTS): ``tc qdisc ... netem loss 10%`` (``--loss``) on the sending
   side's enp1s0 (its transmitter or cable);
-- ``ratecut``: ``tc qdisc ... tbf`` at a tenth of the healthy runs' bandwidth on the same side (a link that cannot
-  carry what is sent); the evidence is Soft-RoCE's own (``send_err``, the packets its netdev refused), a real NIC's
-  link at a lower rate shows in its link rate instead;
+- ``ratecut``: a link trained at a tenth of its rate, as a real NIC's shows it: ``tc qdisc ... tbf`` at a tenth of the
+  healthy runs' bandwidth on the same side (a link that cannot carry what is sent; Soft-RoCE counts the packets its
+  netdev refused in ``send_err``), and the port's link rate a tenth of the rail's (virtio_net reports the rate
+  ``ethtool -s`` sets: every run of the benchmark sets both ports to ``RAIL_MBPS`` first, so the healthy runs read
+  one rate on both ends);
 - ``flap``: QEMU's ``set_link fab0 off`` then ``on`` while ib_write_bw runs (a link that goes down and comes back);
 - ``aer``: twenty correctable errors injected at the NIC's PCIe root port (``pcie_aer_inject_error rp1 RCVR``)
   while ib_write_bw runs, which the guest's AER driver counts (a marginal PCIe link);
@@ -45,6 +47,8 @@ from door import Lab  # noqa: E402  pylint: disable=wrong-import-position
 LAB = Lab(INVENTORY)
 HOSTS = ("node1", "node2")
 NETDEV = "enp1s0"
+# The link rate both ports report (Mb/s): virtio_net knows none until ethtool sets one.
+RAIL_MBPS = 100000
 RXE = ("modprobe rdma_rxe && (rdma link show rxe0/1 >/dev/null 2>&1 || rdma link add rxe0 type rxe netdev %s)"
        % NETDEV)
 # The loss on the sender's link, in percent. Soft-RoCE under emulation already loses about a tenth of what arrives on a
@@ -120,6 +124,10 @@ def aer_burst(host, count=20):
         time.sleep(0.3)
 
 
+def link_rate(mbps):
+    return "ethtool -s %s speed %d duplex full" % (NETDEV, mbps)
+
+
 def inject(name, host, healthy_gbps, loss=LOSS):
     """Arm fault ``name`` on ``host``; returns (the thread that injects during the traffic or None, the undo)."""
     if name == "loss":
@@ -127,8 +135,9 @@ def inject(name, host, healthy_gbps, loss=LOSS):
         return None, lambda: vm(host, "tc qdisc del dev %s root" % NETDEV)
     if name == "ratecut":
         kbit = max(int(healthy_gbps * 1e6 / 10), 64)
-        vm(host, "tc qdisc replace dev %s root tbf rate %dkbit burst 16kb latency 50ms" % (NETDEV, kbit))
-        return None, lambda: vm(host, "tc qdisc del dev %s root" % NETDEV)
+        vm(host, "tc qdisc replace dev %s root tbf rate %dkbit burst 16kb latency 50ms && %s" % (
+            NETDEV, kbit, link_rate(RAIL_MBPS // 10)))
+        return None, lambda: vm(host, "tc qdisc del dev %s root && %s" % (NETDEV, link_rate(RAIL_MBPS)))
     if name == "flap":
         return during_traffic(host, lambda: flap(host)), lambda: None
     if name == "aer":
@@ -162,6 +171,7 @@ def main():
     for host in HOSTS:
         vm(host, RXE)
         vm(host, "tc qdisc del dev %s root 2>/dev/null; ip link set %s mtu 4200" % (NETDEV, NETDEV), check=False)
+        vm(host, link_rate(RAIL_MBPS))
     # The RoCE QoS contract on the Soft-RoCE NIC, as host.yml applies it (the traffic checks compare with it).
     subprocess.run(["ansible", "lab_vms", "-i", INVENTORY, "-m", "ansible.builtin.include_role", "-a",
                     "name=roce.fabric.nic_qos", "-e", "nic_qos_persist=false"], capture_output=True, cwd=REPO,

@@ -275,5 +275,8 @@ def traffic_checks(before_results, after_results, priority, dscp, captures=None,
             record["rdma"] = rdma
         if after.get("mtu"):
             record["mtu"] = after["mtu"]
+        # The link's rate (Mb/s) at the window's end, where the driver knows it.
+        if after.get("speed"):
+            record["speed_mbps"] = after["speed"]
         checks.append(record)
     return checks

@@ -36,10 +36,10 @@ def _sysfs_int(path):
 
 
 def read_port(module, root, netdev, device=None, port=1, ethtool=True):
-    """``{netdev, driver, ethtool, ethtool_error, hw_counters, priorities, mtu, carrier_changes}`` of one port (the
-    last two from the netdev's sysfs: its MTU, and how often its carrier went down or up since it was made, which
-    every driver keeps); FabricError (``kind`` bad_input or no_device) for a name that is not one or a netdev the
-    host does not have."""
+    """``{netdev, driver, ethtool, ethtool_error, hw_counters, priorities, mtu, carrier_changes, speed}`` of one port
+    (the last three from the netdev's sysfs: its MTU, how often its carrier went down or up since it was made, which
+    every driver keeps, and the link's rate in Mb/s, None where the driver does not know it); FabricError (``kind``
+    bad_input or no_device) for a name that is not one or a netdev the host does not have."""
     try:
         state.check_names(netdev, device)
     except state.QosInputError as exc:
@@ -64,4 +64,6 @@ def read_port(module, root, netdev, device=None, port=1, ethtool=True):
     prios = dict((str(p), v) for p, v in counters.priority_stats(stats or {}).items())
     return dict(netdev=netdev, driver=driver, ethtool=stats, ethtool_error=error, hw_counters=hw, priorities=prios,
                 mtu=_sysfs_int(os.path.join(net_dir, "mtu")),
-                carrier_changes=_sysfs_int(os.path.join(net_dir, "carrier_changes")))
+                carrier_changes=_sysfs_int(os.path.join(net_dir, "carrier_changes")),
+                # -1 (SPEED_UNKNOWN) or unreadable (a link that is down) is None.
+                speed=_sysfs_int(os.path.join(net_dir, "speed")))

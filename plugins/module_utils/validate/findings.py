@@ -79,11 +79,13 @@ def run_inputs(tests, hosts, cabling=None, switch_ports=None):
         for check in (hosts.get(wiring["host"]) or {}).get("checks") or []:
             if check.get("device") != wiring["device"] or not (isinstance(check.get("nic"), dict) or check.get("pcie")
                                                                or check.get("lldp") or check.get("rdma")
-                                                               or check.get("mtu")):
+                                                               or check.get("mtu") or check.get("speed_mbps")):
                 continue
             readings[name] = dict(nic=check.get("nic") or {}, rdma=check.get("rdma") or {})
             if check.get("mtu"):
                 readings[name]["mtu"] = check["mtu"]
+            if check.get("speed_mbps"):
+                readings[name]["speed_mbps"] = check["speed_mbps"]
             wiring["netdev"] = check.get("netdev")
             # The switch port LLDP hears on it (traffic_window), against the plan's.
             if isinstance(check.get("lldp"), dict) and check["lldp"].get("switch"):

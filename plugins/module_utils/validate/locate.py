@@ -23,7 +23,8 @@ sequence-error NAKs or repeated requests where they left, a share of the port's 
 that direction, the sender's when both ends saw it; transmit errors or discards on the switch port, the switch port; PCIe trained
 below its capability under load, or AER errors on the device or its upstream port, the host PCIe link; pauses sent
 or receive discards at the host, its NIC port; a neighbour that LLDP shows somewhere else than the cabling plan
-(or off the rail's leaf), a miswired cable; an MTU unlike the rail's, the port's configuration; DCGM's failures or
+(or off the rail's leaf), a miswired cable; an MTU unlike the rail's, the port's configuration; a link trained at a lower
+rate than the rail's, the cable or optic (the port's speed setting the alternative); DCGM's failures or
 GPUDirect far below host memory on the same host, the GPU. Each finding carries its evidence and a confidence:
 ``low`` on one kind of evidence, ``medium`` on two, ``high`` on three or more; only ``medium`` and ``high`` ask
 for a replacement.
@@ -289,14 +290,19 @@ def transport_loss(rdma, nic, names, packet_names, loss_rate=None):
     return "%d%s" % (lost, (" in %d" % packets) if packets else "")
 
 
+def _gbps(mbps):
+    return "%g Gb/s" % (int(mbps) / 1000.0)
+
+
 def endpoint_evidence(endpoint, wiring, found, switch_ports, rail_mtu=None, window_s=None, rails_of_switches=None,
-                      switch_lldp=None, loss_rate=None):
+                      switch_lldp=None, loss_rate=None, rail_speed=None):
     """What the window's evidence says about one endpoint's path: a list of ``(kind, part, text)``.
 
     ``found``: the endpoint's readings - ``nic`` (ethtool -S deltas), ``pcie`` (link under load and AER deltas:
     ``speed``, ``max_speed``, ``width``, ``max_width``, ``aer_correctable``, ``aer_nonfatal``, ``aer_fatal``,
     ``upstream_aer_correctable``...), ``rdma`` (the RDMA port's hw_counters deltas), ``lldp`` (``{switch, port}`` the
-    host's neighbour), ``mtu``; ``loss_rate``: the share of packets lost that is evidence (``transport_loss``);
+    host's neighbour), ``mtu``, ``speed_mbps`` (the link's rate); ``rail_mtu``, ``rail_speed``: the rail's
+    (``rail_value_of``); ``loss_rate``: the share of packets lost that is evidence (``transport_loss``);
     ``switch_ports``: ``"switch/port"`` -> the switch port's counter deltas; ``rails_of_switches``: without a cabling
     plan (no ``switch`` in ``wiring``), the rail each switch serves (``switch_rails``), for the rail alignment;
     ``switch_lldp``: ``"switch/port"`` -> ``{host, port}``, the switches' own LLDP tables."""
@@ -368,6 +374,12 @@ def endpoint_evidence(endpoint, wiring, found, switch_ports, rail_mtu=None, wind
     mtu = (found or {}).get("mtu")
     if rail_mtu and mtu and int(mtu) != int(rail_mtu):
         out.append(("mtu", "nic_config", "MTU %s on %s; the rail's other ports use %s" % (mtu, endpoint, rail_mtu)))
+    speed = (found or {}).get("speed_mbps")
+    # Slower than the rail only: a port faster than most of its rail is not the one that trained down.
+    if rail_speed and speed and int(speed) < int(rail_speed):
+        out.append(("rate", "cable", "the link runs at %s on %s; the rail's other ports run at %s (trained down: the "
+                                     "cable or optic, or the port's speed setting)" % (_gbps(speed), endpoint,
+                                                                                       _gbps(rail_speed))))
     return out
 
 
@@ -377,14 +389,15 @@ RULES = (
     ("nic_config", ("mtu",)),
     ("pcie_link", ("pcie",)),
     ("switch_port", ("switch_tx",)),
-    ("cable", ("link", "nic_rx", "switch_rx", "rdma_rx", "rdma_tx", "peer_rx")),
+    ("cable", ("link", "rate", "nic_rx", "switch_rx", "rdma_rx", "rdma_tx", "peer_rx")),
     ("nic_port", ("host_rx",)),
 )
 
 
 # The evidence that makes a finding even where every pair passed: the cabling, the configuration, a link that went
-# down, packets lost (the transport recovered them, at a cost), and a PCIe link in trouble (pcie_burst).
-STANDALONE = ("lldp", "switch_lldp", "mtu", "link", "rdma_rx", "rdma_tx", "peer_rx")
+# down or trained to a lower rate, packets lost (the transport recovered them, at a cost), and a PCIe link in trouble
+# (pcie_burst).
+STANDALONE = ("lldp", "switch_lldp", "mtu", "link", "rate", "rdma_rx", "rdma_tx", "peer_rx")
 
 
 def explain_losses(found_of, rails):
@@ -418,11 +431,11 @@ def pcie_burst(found):
     return bool(_sum(pcie, AER_UNCORRECTABLE) or _sum(pcie, AER_CORRECTABLE) >= AER_BURST or _below_capability(pcie))
 
 
-def rail_mtu_of(values):
-    """A rail's MTU from its ports': the most common, a tie to the largest (a port left at a default MTU is the usual
-    fault, and two ports alone cannot outvote each other)."""
+def rail_value_of(values):
+    """A rail's MTU or link rate from its ports': the most common, a tie to the largest (a port left at a default MTU
+    or trained down is the usual fault, and two ports alone cannot outvote each other)."""
     counts = Counter(int(v) for v in values)
-    return max(counts, key=lambda mtu: (counts[mtu], mtu))
+    return max(counts, key=lambda value: (counts[value], value))
 
 
 def _confidence(kinds):
@@ -457,6 +470,9 @@ def classify_endpoint(endpoint, wiring, matrix_text, evidence):
         # One direction's errors only: the far transmitter is the alternative to the cable.
         if part == "cable" and set(k for k, _t in mine) <= {"nic_rx", "rdma_rx"}:
             alternatives = [dict(part="switch_port", id=switch_port)]
+        # A rate alone: the port's speed setting (either end) is the alternative to the cable or optic.
+        elif part == "cable" and set(k for k, _t in mine) == {"rate"}:
+            alternatives = [dict(part="nic_config", id=endpoint), dict(part="switch_port", id=switch_port)]
         elif part == "cable" and set(k for k, _t in mine) <= {"switch_rx", "rdma_tx", "peer_rx"}:
             alternatives = [dict(part="nic_port", id=endpoint)]
         return _finding(part, identity, pci_where if part == "pcie_link" else where, matrix + mine + others,
@@ -585,11 +601,15 @@ def locate(fleet, rails, evidence=None, retests=None, bw_fraction=0.93, alpha=1e
             findings.append(_finding("switch", switch, switch, evidence_list))
             absorbed.update(bad)
     # Endpoints: the part on the path.
-    rail_mtus = {}
+    rail_mtus, rail_speeds = {}, {}
     for name, found in readings.items():
+        rail = endpoints.get(name, {}).get("rail")
         if found.get("mtu"):
-            rail_mtus.setdefault(endpoints.get(name, {}).get("rail"), []).append(int(found["mtu"]))
-    rail_mtu = dict((rail, rail_mtu_of(values)) for rail, values in rail_mtus.items())
+            rail_mtus.setdefault(rail, []).append(int(found["mtu"]))
+        if found.get("speed_mbps"):
+            rail_speeds.setdefault(rail, []).append(int(found["speed_mbps"]))
+    rail_mtu = dict((rail, rail_value_of(values)) for rail, values in rail_mtus.items())
+    rail_speed = dict((rail, rail_value_of(values)) for rail, values in rail_speeds.items())
     switch_heard = set(evidence.get("switch_lldp") or {})
     # What the evidence says of each endpoint that was read or is a suspect, the losses seen from both ends joined.
     found_of = {}
@@ -598,7 +618,7 @@ def locate(fleet, rails, evidence=None, retests=None, bw_fraction=0.93, alpha=1e
         wiring = endpoints.get(name) or {}
         found_of[name] = endpoint_evidence(name, wiring, readings.get(name), switch_ports, rail_mtu.get(wiring.get("rail")),
                                            evidence.get("window_s"), rails_of_switches, evidence.get("switch_lldp"),
-                                           loss_rate)
+                                           loss_rate, rail_speed.get(wiring.get("rail")))
     explain_losses(found_of, rails)
     for name in sorted(suspects):
         if name in absorbed:
@@ -609,7 +629,8 @@ def locate(fleet, rails, evidence=None, retests=None, bw_fraction=0.93, alpha=1e
         if outcomes.get(name) is False:
             matrix += "; its retest against an anchor failed too"
         findings.append(classify_endpoint(name, wiring, matrix, found_of[name]))
-    # Evidence without a failing matrix: a miswire, an MTU, a flap, losses or a PCIe link that the traffic survived.
+    # Evidence without a failing matrix: a miswire, an MTU, a flap, a slower link, losses or a PCIe link that the
+    # traffic survived.
     for name in sorted(found_of):
         if name in suspects or name in absorbed:
             continue

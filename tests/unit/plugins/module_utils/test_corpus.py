@@ -20,6 +20,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.nvue import parsers as
 from ansible_collections.roce.fabric.plugins.module_utils.onyx import parsers as onyx_parsers
 from ansible_collections.roce.fabric.plugins.module_utils.qos import counters
 from ansible_collections.roce.fabric.plugins.module_utils.qos import parsers as qos_parsers
+from ansible_collections.roce.fabric.plugins.module_utils.qos import port_counters
 from ansible_collections.roce.fabric.plugins.module_utils.rdma import sriov
 from ansible_collections.roce.fabric.plugins.module_utils.rdma import tools as rdma_tools
 from ansible_collections.roce.fabric.plugins.module_utils.validate import gpu, lldp, nccl, pcie, perftest
@@ -316,7 +317,7 @@ def test_qos_parsers_on_every_sample(name):
 # --- traffic counters (ethtool -S, RDMA hw_counters) ---------------------------------------------------
 
 @pytest.mark.parametrize("name", sorted(os.listdir(os.path.join(corpus.FIXTURES, "counters"))))
-def test_counter_parsers_on_every_sample(name):
+def test_counter_parsers_on_every_sample(name, tmp_path):
     """Every counter sample parses, and gives the values and per-priority counters its header expects."""
     text = corpus.read("counters", name)
     expect = expectations("counters", name)
@@ -338,6 +339,12 @@ def test_counter_parsers_on_every_sample(name):
         assert len(values) == len(text.splitlines())
         for key, value in expect.items():
             assert values[key] == int(value), key
+    elif name.startswith("sysfs_speed_"):
+        # A link's rate as read_port reads it from the netdev's sysfs.
+        net = tmp_path / "sys" / "class" / "net" / "eth0"
+        net.mkdir(parents=True)
+        (net / "speed").write_text(text + "\n")
+        assert str(port_counters.read_port(None, str(tmp_path), "eth0", ethtool=False)["speed"]) == expect["speed"]
     else:
         raise AssertionError("no parser reads counters/%s" % name)
 

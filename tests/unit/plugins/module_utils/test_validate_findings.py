@@ -237,6 +237,15 @@ def test_the_rdma_counters_and_the_mtu_of_a_traffic_check_reach_the_engine_with_
     assert [(f["id"], f["part"]) for f in findings] == [("gpu05/mlx5_0", "nic_config")]
 
 
+def test_the_link_rate_of_a_traffic_check_reaches_the_engine():
+    """A traffic check's ``speed_mbps``: gpu03's port trained at 200 Gb/s on a 400 Gb/s rail, every pair passed."""
+    hosts = hosts_with()
+    for host in HOSTS:
+        hosts[host]["checks"][0]["speed_mbps"] = 200000 if host == "gpu03" else 400000
+    findings, _location = findings_of(merged(), hosts)
+    assert [(f["id"], f["part"], f["evidence"][0]["kind"]) for f in findings] == [("gpu03/mlx5_0", "cable", "rate")]
+
+
 def test_the_pair_matrix_of_the_page_marks_failed_and_slow_pairs_and_the_part_a_finding_names():
     tests = merged("gpu04")
     for test in tests:

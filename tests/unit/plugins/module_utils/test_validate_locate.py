@@ -261,7 +261,7 @@ def test_a_flap_an_mtu_and_an_aer_burst_make_findings_though_every_pair_passed()
     flap = [f for f in findings if f["part"] == "cable"][0]
     assert flap["evidence"][0]["text"].startswith("the link went down once")
     # The MTU is the rail's most common, a tie going to the larger: two ports cannot outvote each other.
-    assert locate.rail_mtu_of([4200, 1500]) == 4200 and locate.rail_mtu_of([1500, 1500, 9000]) == 1500
+    assert locate.rail_value_of([4200, 1500]) == 4200 and locate.rail_value_of([1500, 1500, 9000]) == 1500
     # The AER burst with a healthy MTU: the PCIe link; a stray correctable error is not a finding.
     readings["node2/rxe0"]["mtu"] = 4200
     findings = locate.locate(LAB_PAIR, pair, {"endpoints": readings})["findings"]
@@ -270,3 +270,30 @@ def test_a_flap_an_mtu_and_an_aer_burst_make_findings_though_every_pair_passed()
     assert locate.pcie_burst(readings["node2/rxe0"]) is False
     assert [f["id"] for f in locate.locate(LAB_PAIR, pair, {"endpoints": readings})["findings"]] == ["node1/rxe0"]
     assert locate.pcie_burst({"pcie": dict(full, width=8)}) is True
+
+
+def test_a_link_trained_below_its_rail_s_rate_names_its_cable_with_the_speed_setting_as_alternative():
+    slow = int(corpus.read("counters", "sysfs_speed_virtio_set_10000.txt"))
+    pair = {"rail0": [("node1/rxe0", "node2/rxe0", True, 0.04)]}
+    readings = {"node1/rxe0": {"speed_mbps": 10 * slow}, "node2/rxe0": {"speed_mbps": slow}}
+    findings = locate.locate(LAB_PAIR, pair, {"endpoints": readings})["findings"]
+    assert [(f["id"], f["part"], f["confidence"]) for f in findings] == [("node2/rxe0", "cable", "low")]
+    assert findings[0]["evidence"][0]["kind"] == "rate"
+    assert "runs at 10 Gb/s on node2/rxe0; the rail's other ports run at 100 Gb/s" in findings[0]["evidence"][0]["text"]
+    assert [a["part"] for a in findings[0]["alternatives"]] == ["nic_config", "switch_port"]
+    # The same rate on both ends, or a rate the driver does not know (None), is no finding.
+    readings["node2/rxe0"]["speed_mbps"] = 10 * slow
+    assert locate.locate(LAB_PAIR, pair, {"endpoints": readings})["findings"] == []
+    readings["node2/rxe0"]["speed_mbps"] = None
+    assert locate.locate(LAB_PAIR, pair, {"endpoints": readings})["findings"] == []
+    # A port faster than most of its rail is not the one that trained down.
+    found = locate.endpoint_evidence("gpu01/r0", WIRING, {"speed_mbps": 400000}, {}, rail_speed=200000)
+    assert found == []
+    # With the sender's own losses in the same window (a link cut to a tenth): the cable on two kinds of evidence.
+    sender = corpus.read("counters", "hw_counters_rxe_tbf_sender_after.txt")
+    rdma = dict((k, int(v)) for k, v in (line.split(":", 1) for line in sender.splitlines()))
+    readings["node2/rxe0"] = {"speed_mbps": slow, "rdma": rdma}
+    findings = locate.locate(LAB_PAIR, pair, {"endpoints": readings})["findings"]
+    assert [(f["id"], f["part"], f["confidence"]) for f in findings] == [("node2/rxe0", "cable", "medium")]
+    assert sorted(e["kind"] for e in findings[0]["evidence"]) == ["rate", "rdma_tx"]
+    assert findings[0]["alternatives"] == [] and findings[0]["replace"] is True
