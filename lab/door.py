@@ -175,6 +175,22 @@ class Lab(object):
         NIC ``i`` is netdev ``fab<i>`` behind root port ``rp<i+1>``); the monitor's answer."""
         return self.peer(host).qmp("human-monitor-command", **{"command-line": command})
 
+    def recable(self, moves):
+        """Move cables between the lab's leaf switches (``rdma/leaf.py``): ``moves`` is a list of ``((leaf, port),
+        (to_leaf, to_port))``, done in order (a cable may go to a port another move frees first: each moves through
+        a temporary name)."""
+        sys.path.insert(0, os.path.join(HERE, "rdma"))
+        import leaf  # noqa: E402  pylint: disable=import-outside-toplevel,import-error
+        for (from_leaf, from_port), (to_leaf, to_port) in moves:
+            leaf.recable(from_leaf, from_port, to_leaf, to_port)
+
+    def leaf_neighbours(self, leaf_name):
+        """What a leaf switch hears over LLDP on its ports (``lldpcli -f json0 show neighbors``, its text)."""
+        sys.path.insert(0, os.path.join(HERE, "rdma"))
+        import leaf  # noqa: E402  pylint: disable=import-outside-toplevel,import-error
+        return subprocess.run(["lldpcli", "-u", leaf.socket_path(self.dir, leaf_name), "-f", "json0", "show",
+                               "neighbors"], capture_output=True, text=True, check=True, timeout=30).stdout
+
     def reset_calls(self, host):
         """Forget the calls a simulator recorded (vcsim)."""
         self.peer(host).reset_calls()

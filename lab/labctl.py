@@ -43,6 +43,7 @@ for _family in ("common", "firmware", "onyx", "nvue", "esxi", "rdma", "k8s", "te
     sys.path.insert(0, os.path.join(HERE, _family))
 
 # pylint: disable=wrong-import-position
+import leaf  # noqa: E402
 from labutil import quiet, run  # noqa: E402
 from peer_esxi import EsxiShell  # noqa: E402
 from peer_host import NetnsHost  # noqa: E402
@@ -187,6 +188,8 @@ class Lab(object):
         for peer in self.select(names):
             peer.stop()
             print("lab: %-10s stopped" % peer.name)
+        # The VMs' leaf switches once no VM is plugged into them (rdma/leaf.py).
+        leaf.remove_unused(self.dir)
         if not names:
             self.remove_network()
 

@@ -15,7 +15,9 @@ Host variables (``inventories/lab/hosts.yml``):
     A NIC is joined to the NIC of another VM by a QEMU ``-netdev socket`` link over UDP on
     127.0.0.1: it sends to ``peer_port`` and receives on ``port`` (the other VM has them swapped).
     The link has no connection, so either VM restarts alone. NIC ``i`` sits behind its own PCIe
-    root port: the guest names it ``enp<i+1>s0``.
+    root port: the guest names it ``enp<i+1>s0``. A NIC with ``leaf: L, leaf_port: P`` is wired to a leaf switch
+    instead (``leaf.py``: QEMU's tap moved into leaf ``L``'s namespace as port ``P`` of its bridge, with a real
+    ``lldpd`` answering LLDP as the leaf), and ``peer_port`` is not used.
 ``roce_lab_vm_memory`` (MiB, default 1024), ``roce_lab_vm_cpus`` (default 1).
 ``roce_lab_vm_nvme``
     Local NVMe drives, each ``{serial: S, size: 1G}``: QEMU's emulated NVMe controller (model ``QEMU NVMe Ctrl``) with
@@ -64,6 +66,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
 from labutil import quiet, run, ssh_banner, wait_for  # noqa: E402  pylint: disable=wrong-import-position
 from peer import Peer  # noqa: E402  pylint: disable=wrong-import-position
+import leaf  # noqa: E402  pylint: disable=wrong-import-position
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GUEST_DIR = os.path.join(HERE, "guest")
@@ -83,6 +86,8 @@ IMAGE_PACKAGES = sorted([
     "mdadm", "xfsprogs", "e2fsprogs", "fdisk",
     # The job image (roles/rdma_image) run on a VM: the OCI runtime podman uses, for ib_write_bw from a container.
     "runc",
+    # LLDP, as a GPU server runs it: the validation reads each fabric port's neighbour (the lab's leaves, leaf.py).
+    "lldpd",
 ])
 GUEST_FILES = {
     # path in the guest: file under lab/rdma/guest/, mode
@@ -256,6 +261,8 @@ class QemuVm(Peer):
         for nic in self.nics:
             if nic.get("model", "virtio") not in ("virtio", "igb"):
                 raise SystemExit("lab: VM %s: NIC model must be virtio or igb, not %s" % (name, nic.get("model")))
+            if nic.get("leaf") or nic.get("leaf_port"):
+                leaf.check_names(nic.get("leaf"), nic.get("leaf_port"))
         self.forwards = []
         for forward in host_vars.get("roce_lab_vm_forwards") or []:
             host_port, guest_port = int(forward["host_port"]), int(forward["guest_port"])
@@ -357,10 +364,14 @@ class QemuVm(Peer):
             # Empty root ports for the NVMe drives, hot-plugged once the guest runs (attach_nvme).
             argv += ["-device", "pcie-root-port,id=rpn%d,chassis=%d,slot=%d,addr=0x%x" % (i, 16 + i, 16 + i, 0x10 + i)]
         for i, nic in enumerate(self.nics):
-            port, peer = int(nic["port"]), int(nic["peer_port"])
+            port = int(nic["port"])
             model = "igb" if nic.get("model") == "igb" else "virtio-net-pci"
+            if nic.get("leaf"):
+                netdev = "tap,id=fab%d,ifname=%s,script=no,downscript=no" % (i, leaf.tap_name(port))
+            else:
+                netdev = "socket,id=fab%d,udp=127.0.0.1:%d,localaddr=127.0.0.1:%d" % (i, int(nic["peer_port"]), port)
             argv += ["-device", "pcie-root-port,id=rp%d,chassis=%d,slot=%d,addr=0x%x" % (i + 1, i + 1, i + 1, 4 + i),
-                     "-netdev", "socket,id=fab%d,udp=127.0.0.1:%d,localaddr=127.0.0.1:%d" % (i, peer, port),
+                     "-netdev", netdev,
                      "-device", "%s,netdev=fab%d,bus=rp%d,mac=%s,romfile=" % (model, i, i + 1, _mac(port))]
             if nic.get("address"):
                 append.append("roce_lab.net=%s,%s,%s" % (_mac(port), nic["address"], nic.get("mtu", 1500)))
@@ -406,6 +417,15 @@ class QemuVm(Peer):
         if result.returncode != 0:
             return False
         self.launched = time.time()
+        # The fabric NICs wired to a leaf: QEMU made their taps, plugged here before the guest runs.
+        try:
+            for nic in self.nics:
+                if nic.get("leaf"):
+                    leaf.plug(self.lab.dir, leaf.tap_name(nic["port"]), nic["leaf"], nic["leaf_port"])
+        except SystemExit as exc:
+            print("lab: %s: %s" % (self.name, exc))
+            self.stop()
+            return False
         if restore_from:
             def loaded():
                 if self.pid() is None:

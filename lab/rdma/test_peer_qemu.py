@@ -79,3 +79,19 @@ def test_another_lab_key_is_another_snapshot(tmp_path):
 def test_snapshots_can_be_turned_off(tmp_path, monkeypatch):
     monkeypatch.setenv("ROCE_LAB_VM_SNAPSHOTS", "0")
     assert snapshot_of(tmp_path, NODE1) is None
+
+
+def test_a_nic_cabled_to_a_leaf_is_a_tap_and_bad_leaf_names_are_refused(tmp_path):
+    nic = {"model": "virtio", "port": 22290, "leaf": "leaf-r0", "leaf_port": "swp1", "address": "10.78.0.1/24",
+           "mtu": 4200}
+    cabled = dict(NODE1, roce_lab_vm_nics=[nic])
+    vm = peer_qemu.QemuVm(FakeLab(tmp_path), "node1", cabled, 0)
+    argv = vm.argv("/cache/vm/abc")
+    assert "tap,id=fab0,ifname=rlt22290,script=no,downscript=no" in argv
+    assert not any(arg.startswith("socket,id=fab0") for arg in argv)
+    assert snapshot_of(tmp_path, cabled) != snapshot_of(tmp_path, NODE1)
+    for nic in ({"leaf": "leaf r0", "leaf_port": "swp1"}, {"leaf": "leaf-r0", "leaf_port": "swp1;reboot"},
+                {"leaf": "leaf-r0"}):
+        bad = dict(NODE1, roce_lab_vm_nics=[dict({"model": "virtio", "port": 22290}, **nic)])
+        with pytest.raises(SystemExit, match="a leaf is 1-10 of"):
+            peer_qemu.QemuVm(FakeLab(tmp_path), "node1", bad, 0)

@@ -18,12 +18,15 @@ switch). Each fault is injected on a real part of that link:
 - ``flap``: QEMU's ``set_link fab0 off`` then ``on`` while ib_write_bw runs (a link that goes down and comes back);
 - ``aer``: twenty correctable errors injected at the NIC's PCIe root port (``pcie_aer_inject_error rp1 RCVR``)
   while ib_write_bw runs, which the guest's AER driver counts (a marginal PCIe link);
-- ``mtu``: one port's MTU put back to 1500 while the other keeps the lab's 4200 (a port left unconfigured).
+- ``mtu``: one port's MTU put back to 1500 while the other keeps the lab's 4200 (a port left unconfigured);
+- ``miswire``: the receiver's two fabric cables swapped between the lab's leaf switches (its enp1s0 into leaf-r1's
+  port, its enp2s0 into leaf-r0's), unplugged (QEMU ``set_link ... off``) while they move and plugged again; the
+  leaves' lldpd tells the guest's lldpd where each port now is, and the validation compares that with the lab's
+  cabling plan (``validate_cabling``, inventories/lab/group_vars/gpu_nodes.yml).
 
 A fault is named right when the report's first finding is the expected part on the expected port; for the link's
-faults, a cable finding on either end of the one cable. Not injected here
-(no lab part to inject them on yet): a PCIe link trained narrower (the lab's virtio NIC can only train x1) and a
-miswire (the lab has no LLDP on the link). Prints one row per run and a summary; ``--out`` writes the same text.
+faults, a cable finding on either end of the one cable. Not injected here (no lab part to inject it on): a PCIe link
+trained narrower (QEMU's emulated NICs can only train x1). Prints one row per run and a summary; ``--out`` writes the same text.
 Boots the VMs if they are not up (labctl up) and leaves them running with ``--keep``. Needs root (QEMU, the lab).
 """
 
@@ -60,7 +63,7 @@ LOSS = 10
 # out of sequence in the median, up to 0.87 %, over 116 readings of this benchmark's healthy runs) and what an injected
 # loss of 2 to 20 % leaves in the counters (0.7 to 1.2 %, the transfer collapsing) overlap: the lab cannot prove the
 # loss rule, the unit corpus holds it.
-DEFAULT_FAULTS = ("ratecut", "flap", "aer", "mtu")
+DEFAULT_FAULTS = ("ratecut", "flap", "aer", "mtu", "miswire")
 # The plan's ib_write_bw puts node1 as server, node2 as client: node2 sends the data.
 SENDER, RECEIVER = "node2", "node1"
 # The lab's link is one cable between the two VMs' enp1s0: a cable finding on either end names that cable (the
@@ -74,7 +77,11 @@ EXPECTED = {
     "flap": (RECEIVER, LINK),
     "aer": (RECEIVER, (("%s/rxe0" % RECEIVER, "pcie_link"),)),
     "mtu": (SENDER, (("%s/rxe0" % SENDER, "nic_config"),)),
+    "miswire": (RECEIVER, (("%s/rxe0" % RECEIVER, "miswire"),)),
 }
+# The receiver's two cables swapped between the leaves; the same moves put them back.
+SWAP = [(("leaf-r0", "swp1"), ("leaf-r1", "swp9")), (("leaf-r1", "swp1"), ("leaf-r0", "swp1")),
+        (("leaf-r1", "swp9"), ("leaf-r1", "swp1"))]
 
 
 def vm(host, command, check=True):
@@ -124,6 +131,28 @@ def aer_burst(host, count=20):
         time.sleep(0.3)
 
 
+def neighbour(host):
+    """The switch LLDP shows on ``host``'s enp1s0, or None while it shows none or two (an old one not yet aged out)."""
+    found = json.loads(vm(host, "lldpcli -f json0 show neighbors")).get("lldp") or [{}]
+    mine = [i for i in found[0].get("interface") or [] if i.get("name") == NETDEV]
+    return mine[0]["chassis"][0]["name"][0]["value"] if len(mine) == 1 else None
+
+
+def swap_cables(host, expected_leaf):
+    """Unplug ``host``'s two fabric NICs, swap their cables between the leaves, plug them again; return once LLDP on
+    its enp1s0 shows ``expected_leaf`` alone."""
+    for nic in ("fab0", "fab1"):
+        LAB.monitor(host, "set_link %s off" % nic)
+    LAB.recable(SWAP)
+    for nic in ("fab0", "fab1"):
+        LAB.monitor(host, "set_link %s on" % nic)
+    deadline = time.time() + 60
+    while neighbour(host) != expected_leaf:
+        if time.time() > deadline:
+            raise SystemExit("LLDP on %s never showed %s alone" % (host, expected_leaf))
+        time.sleep(1)
+
+
 def link_rate(mbps):
     return "ethtool -s %s speed %d duplex full" % (NETDEV, mbps)
 
@@ -142,6 +171,9 @@ def inject(name, host, healthy_gbps, loss=LOSS):
         return during_traffic(host, lambda: flap(host)), lambda: None
     if name == "aer":
         return during_traffic(host, lambda: aer_burst(host)), lambda: None
+    if name == "miswire":
+        swap_cables(host, "leaf-r1")
+        return None, lambda: swap_cables(host, "leaf-r0")
     if name == "mtu":
         vm(host, "ip link set %s mtu 1500" % NETDEV)
         return None, lambda: vm(host, "ip link set %s mtu 4200" % NETDEV)

@@ -12,7 +12,7 @@ import random
 import pytest
 
 from ansible_collections.roce.fabric.plugins.module_utils.qos.counters import deltas, parse_counter_lines, parse_ethtool_stats
-from ansible_collections.roce.fabric.plugins.module_utils.validate import locate, pcie
+from ansible_collections.roce.fabric.plugins.module_utils.validate import lldp, locate, pcie
 from ansible_collections.roce.fabric.tests.fleet import model
 from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
@@ -142,7 +142,6 @@ def test_a_healthy_fleet_gets_no_finding_and_a_suspect_cleared_by_its_retest_is_
 
 
 def test_the_host_s_lldp_neighbour_from_lldpcli_against_the_cabling_plan():
-    from ansible_collections.roce.fabric.plugins.module_utils.validate import lldp
     heard = lldp.parse_neighbors(corpus.read("lldp", "lldpcli_json0_host_1.0.16.txt"))["ens1np0"]
     assert (heard["switch"], heard["port"], heard["port_id_type"]) == ("leaf-r0-0", "swp1", "ifname")
     reading = {"lldp": {"switch": heard["switch"], "port": heard["port"]}}
@@ -179,7 +178,6 @@ def test_without_a_cabling_plan_lldp_gives_the_switches_and_the_rail_alignment_f
 
 
 def test_the_switch_s_own_lldp_table_against_the_plan():
-    from ansible_collections.roce.fabric.plugins.module_utils.validate import lldp
     # NVIDIA's sample of nv show interface lldp: swp1 hears server01 by its MAC, swp51 hears spine01 swp1.
     table = lldp.parse_nv_interface_lldp(corpus.read("lldp", "nv_show_interface_lldp_cl5.txt"))
     wiring = dict(WIRING, host="server01", switch="leaf01", switch_port="swp1", mac="48:b0:2d:76:ee:8e")
@@ -297,3 +295,17 @@ def test_a_link_trained_below_its_rail_s_rate_names_its_cable_with_the_speed_set
     assert [(f["id"], f["part"], f["confidence"]) for f in findings] == [("node2/rxe0", "cable", "medium")]
     assert sorted(e["kind"] for e in findings[0]["evidence"]) == ["rate", "rdma_tx"]
     assert findings[0]["alternatives"] == [] and findings[0]["replace"] is True
+
+
+def test_the_lab_s_swapped_cables_name_the_port_that_lldp_shows_on_the_other_leaf():
+    # The real capture: node1's two fabric cables swapped between the lab's leaves; its pairs failed.
+    heard = lldp.parse_neighbors(corpus.read("lldp", "lldpcli_json0_lab_vm_miswired_1.0.16.txt"))
+    plan = dict(LAB_PAIR["endpoints"])
+    plan["node1/rxe0"] = dict(plan["node1/rxe0"], switch="leaf-r0", switch_port="swp1")
+    plan["node2/rxe0"] = dict(plan["node2/rxe0"], switch="leaf-r0", switch_port="swp2")
+    readings = {"node1/rxe0": {"lldp": dict(switch=heard["enp1s0"]["switch"], port=heard["enp1s0"]["port"])},
+                "node2/rxe0": {"lldp": {"switch": "leaf-r0", "port": "swp2"}}}
+    pair = {"rail0": [("node1/rxe0", "node2/rxe0", False, None)]}
+    findings = locate.locate(dict(LAB_PAIR, endpoints=plan), pair, {"endpoints": readings})["findings"]
+    assert [(f["id"], f["part"]) for f in findings] == [("node1/rxe0", "miswire")]
+    assert findings[0]["evidence"][0]["text"] == "LLDP: node1/rxe0 is plugged into leaf-r1 swp1, the plan says leaf-r0 swp1"
