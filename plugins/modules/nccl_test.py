@@ -149,7 +149,11 @@ options:
     description: Directory holding nccl-tests' binaries when they are not on the PATH.
     type: path
   timeout:
-    description: Seconds each collective may run before it is stopped.
+    description:
+      - Seconds each collective may run before it is stopped.
+      - Twenty seconds before that (at three quarters of it when shorter), NCCL's RAS is asked which ranks it finds
+        missing, on C(localhost:28028) or the address O(env) gives as C(NCCL_RAS_ADDR) (the JSON status of NCCL
+        2.28.7 and later); the answer is kept only when the collective is stopped.
     type: int
     default: 600
   fail_on_error:
@@ -206,7 +210,11 @@ msg:
 runs:
   description: Per collective - C(collective), C(command), C(rc), C(table) (parsed results, see the nccl-tests layout;
     C(ranks) lists the host and device of every rank), C(avg_busbw), C(reasons), C(log_check) (C(passed), C(network), C(rdma),
-    C(transports), C(findings)), and C(output_tail) when the output could not be parsed.
+    C(transports), C(findings)), and C(output_tail) when the output could not be parsed. A collective stopped at
+    O(timeout) also has C(ras), what NCCL's RAS said of its ranks shortly before the stop (C(version),
+    C(communicators), C(missing) - each missing rank's C(rank), C(host), C(pid), C(gpu), C(unresponsive), C(dead)),
+    or C(error), why RAS could not say; a missing or failed rank is a C(ras_rank_missing) or C(ras_rank_error)
+    finding of the log check.
   returned: when the benchmark ran
   type: list
   elements: dict

@@ -9,20 +9,43 @@ PRIVATE to the roce.fabric collection: may change without notice.
 The roce.fabric.nccl_test module checks its arguments and hands them to ``NcclSession``: it finds the GPUs and
 the launcher (``prepare``), picks nccl-tests' binaries or the torch script (``benchmark``), runs each collective
 with NCCL's log kept (``run_collective``) and judges it with ``validate/nccl.py`` (the results table, the log's
-transports, the report's records).
+transports, the report's records). A collective that runs into its timeout is asked, shortly before it is stopped,
+which ranks NCCL's RAS finds missing (``validate/nccl_ras.py``): the host, process and GPU the others wait for.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
+import threading
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import LOCALE_ENV, CommandRunner
 from ansible_collections.roce.fabric.plugins.module_utils.validate import nccl as _nccl
+from ansible_collections.roce.fabric.plugins.module_utils.validate import nccl_ras as _ras
 
 NCCL_TESTS = {"all_reduce": "all_reduce_perf", "all_to_all": "alltoall_perf"}
 # A host's environment must keep NVLink multicast settings it was given; these are only defaults.
 DEFAULT_ENV = {"NCCL_DEBUG": "INFO"}
+# RAS is asked this long before a collective's timeout (at three quarters of it for short ones), each of its reads
+# and writes bounded by RAS_TIMEOUT: its answer (it waits up to 5 s for the other nodes) is in before the stop.
+RAS_MARGIN = 20
+RAS_TIMEOUT = 12.0
+
+
+def ras_watch(seconds, addr):
+    """A timer that asks RAS at ``addr`` for the job's status after ``seconds``: ``(timer, box)``, the answer put
+    in ``box`` as ``text`` (or ``error``)."""
+    box = {}
+
+    def ask():
+        try:
+            box["text"] = _ras.query(addr, timeout=RAS_TIMEOUT)
+        except _ras.RasError as exc:
+            box["error"] = str(exc)
+
+    timer = threading.Timer(seconds, ask)
+    timer.daemon = True
+    return timer, box
 
 
 class Stop(Exception):
@@ -166,8 +189,15 @@ class NcclSession:
             run_env.update(LOCALE_ENV)
             command = " ".join("%s=%s" % (k, v) for k, v in sorted(env.items())) + " " + CommandRunner.render(argv)
         timeout = module.get_bin_path("timeout", required=True)
-        rc, out, err = module.run_command([timeout, "-k", "10", str(p["timeout"])] + argv, environ_update=run_env,
-                                          expand_user_and_vars=False)
+        watch, asked = ras_watch(max(p["timeout"] - RAS_MARGIN, p["timeout"] * 0.75), _ras.ras_addr(env))
+        watch.start()
+        try:
+            rc, out, err = module.run_command([timeout, "-k", "10", str(p["timeout"])] + argv, environ_update=run_env,
+                                              expand_user_and_vars=False)
+        finally:
+            watch.cancel()
+        if rc in (124, 137):
+            watch.join(RAS_TIMEOUT * 4)
         logs = ""
         for name in sorted(os.listdir(workdir)):
             if name.startswith(collective + "."):
@@ -189,6 +219,8 @@ class NcclSession:
                 rc, (err.strip().splitlines() or ["no error output"])[-1]))
         check = _nccl.check_log(logs or (out + "\n" + err), require_net=None if p["require_net"] == "any" else "IB",
                                 require_gdr=p["require_gdr"])
+        if rc in (124, 137):
+            self.hung(run, check, asked)
         run["log_check"] = check
         for finding in check["findings"]:
             self.run.result["findings"].append(dict(finding, collective=collective))
@@ -196,3 +228,20 @@ class NcclSession:
                 run["reasons"].append("%s: %s" % (finding["code"], finding["message"]))
         run["passed"] = not run["reasons"]
         self.run.result["runs"].append(run)
+
+    @staticmethod
+    def hung(run, check, asked):
+        """A collective stopped at its timeout: what RAS said of its ranks before the stop (``run["ras"]``), its
+        missing or failed ranks as findings of the log check; why RAS could not say, where it could not."""
+        if "text" not in asked:
+            run["ras"] = dict(error=asked.get("error", "RAS was not asked: the collective ended first"))
+            return
+        try:
+            status = _ras.parse_status(asked["text"])
+        except _ras.RasError as exc:
+            run["ras"] = dict(error=str(exc))
+            return
+        found = _ras.findings(status)
+        run["ras"] = dict(version=status["version"], communicators=len(status["communicators"]),
+                          missing=[dict(rank) for comm in status["communicators"] for rank in comm["missing"]])
+        check["findings"].extend(found)

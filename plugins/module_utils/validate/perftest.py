@@ -16,6 +16,7 @@ position alone.
 
 from __future__ import annotations
 
+import json
 import re
 
 
@@ -198,6 +199,63 @@ def parse_perftest(text):
         raise PerftestParseError("%s: %s" % (cause, line) if cause else "results table is empty")
     return dict(kind=kind, settings=parse_settings("\n".join(lines[:header_at])), unit=unit if kind == "bw" else "usec",
                 rows=rows, warnings=warnings)
+
+
+# --out_json: before perftest 24.01 its keys and most string values were bare words and every member ended in a comma
+# (not JSON); 24.01 quotes them, a few keys stay bare ("sl"). One repair reads both: a bare key or value is quoted, a
+# comma before a closing brace dropped.
+_JSON_BARE_KEY_RE = re.compile(r'^(\s*)([A-Za-z_][\w .]*?)\s*:', re.M)
+_JSON_BARE_VALUE_RE = re.compile(r'(:\s*)([A-Za-z_][^,"\n{}]*?)(\s*[,\n}])')
+_JSON_TRAILING_COMMA_RE = re.compile(r',(\s*})')
+# The result keys of --out_json and the columns of the text table they are.
+JSON_RESULT_KEYS = {"BW_peak": "bw_peak", "BW_average": "bw_average", "MsgRate": "msg_rate", "t_min": "t_min",
+                    "t_max": "t_max", "t_typical": "t_typical", "t_avg": "t_avg", "t_stdev": "t_stdev",
+                    "percentile_99": "p99", "percentile_99.9": "p99_9",
+                    "tps_average": "tps_average", "CPU_util": "cpu_util"}
+
+
+def _json_text(text):
+    """perftest's --out_json file as JSON text, whichever release wrote it."""
+    repaired = _JSON_BARE_KEY_RE.sub(lambda m: '%s"%s":' % (m.group(1), m.group(2).strip()), text)
+    repaired = _JSON_BARE_VALUE_RE.sub(lambda m: '%s"%s"%s' % (m.group(1), m.group(2).strip(), m.group(3)), repaired)
+    return _JSON_TRAILING_COMMA_RE.sub(r"\1", repaired)
+
+
+def parse_out_json(text, unit="MB/sec"):
+    """Parse the file perftest writes with ``--out_json`` (``--out_json_file``) into parse_perftest's shape (one row).
+
+    The file does not say its bandwidth unit: ``unit`` is the one the run printed (``Gb/sec`` with
+    ``--report_gbits``, else ``MB/sec``). Raises PerftestParseError for a file without ``results``.
+    """
+    try:
+        data = json.loads(text)
+    except ValueError:
+        try:
+            data = json.loads(_json_text(text or ""))
+        except ValueError as exc:
+            raise PerftestParseError("perftest's JSON report cannot be read: %s" % exc)
+    info, results = data.get("test_info") or {}, data.get("results")
+    if not isinstance(results, dict) or "MsgSize" not in results:
+        raise PerftestParseError("perftest's JSON report has no results")
+    kind = "bw" if "BW_average" in results else "lat"
+    if kind == "bw" and unit not in UNIT_TO_GBITS:
+        raise PerftestParseError("unknown bandwidth unit: %s" % unit)
+    row = dict(bytes=int(results["MsgSize"]), iterations=int(_number(str(results.get("n_iterations", 0)))))
+    for key, column in JSON_RESULT_KEYS.items():
+        if key in results:
+            row[column] = _number(str(results[key]))
+    if kind == "bw":
+        row["bw_average_gbps"] = round(row["bw_average"] * UNIT_TO_GBITS[unit], 6)
+        row["bw_peak_gbps"] = round(row["bw_peak"] * UNIT_TO_GBITS[unit], 6)
+    settings = dict((key, info[title.replace(" ", "_").replace("-", "_").replace(".", "")])
+                    for title, key in SETTING_KEYS.items()
+                    if title.replace(" ", "_").replace("-", "_").replace(".", "") in info)
+    for key in ("gid_index", "qps", "tx_depth", "rx_depth", "cq_moderation", "mtu"):
+        if isinstance(settings.get(key), str) and settings[key].isdigit():
+            settings[key] = int(settings[key])
+    if info.get("test"):
+        settings["test"] = str(info["test"]).replace("_", " ").rsplit(" Test", 1)[0]
+    return dict(kind=kind, settings=settings, unit=unit if kind == "bw" else "usec", rows=[row], warnings=[])
 
 
 def summarize(parsed):

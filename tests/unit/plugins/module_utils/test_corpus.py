@@ -23,7 +23,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.qos import parsers as 
 from ansible_collections.roce.fabric.plugins.module_utils.qos import port_counters
 from ansible_collections.roce.fabric.plugins.module_utils.rdma import sriov
 from ansible_collections.roce.fabric.plugins.module_utils.rdma import tools as rdma_tools
-from ansible_collections.roce.fabric.plugins.module_utils.validate import gpu, lldp, nccl, pcie, perftest
+from ansible_collections.roce.fabric.plugins.module_utils.validate import gpu, lldp, nccl, nccl_ras, pcie, perftest
 from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
 ALL = sorted((tool, name) for tool in os.listdir(corpus.FIXTURES) if os.path.isdir(os.path.join(corpus.FIXTURES, tool))
@@ -179,6 +179,21 @@ def test_esxcli_pci_list_parser_on_every_sample(name):
 
 # --- nccl-tests result tables -------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("name", corpus.samples("nccl", "ras_status_"))
+def test_nccl_ras_status_on_every_sample(name):
+    """RAS's JSON status (NCCL 2.28.7 and later): the communicators, the missing ranks, and the findings they make."""
+    expect = expectations("nccl", name)
+    status = nccl_ras.parse_status(corpus.read("nccl", name))
+    assert status["version"] == expect["version"] and len(status["communicators"]) == int(expect["communicators"])
+    missing = [rank for comm in status["communicators"] for rank in comm["missing"]]
+    assert len(missing) == int(expect["missing"])
+    found = nccl_ras.findings(status)
+    assert len(found) == int(expect["findings"])
+    if missing:
+        assert (missing[0]["rank"], missing[0]["gpu"]) == (int(expect["missing_rank"]), int(expect["missing_gpu"]))
+        assert found[0]["code"] == "ras_rank_missing" and "unresponsive" in found[0]["message"]
+
+
 @pytest.mark.parametrize("name", [n for n in corpus.samples("nccl") if n.endswith(".txt") and not n.startswith("nccl_bench")])
 def test_nccl_tests_parser_on_every_table(name):
     text = corpus.read("nccl", name)
@@ -195,6 +210,16 @@ def test_nccl_tests_parser_on_every_table(name):
 def test_perftest_parser_on_every_sample(name):
     text = corpus.read("perftest", name)
     expect = expectations("perftest", name)
+    if name.startswith("out_json_"):
+        # The file --out_json writes, in the releases' two formats: the same shape as the printed table.
+        parsed = perftest.parse_out_json(text, unit=expect.get("units", "MB/sec"))
+        row = parsed["rows"][0]
+        assert (row["bytes"], row["iterations"], parsed["settings"]["device"]) == (
+            int(expect["bytes"]), int(expect["iterations"]), expect["device"])
+        for key in ("t_avg", "p99_9", "bw_average", "bw_average_gbps", "msg_rate"):
+            if key in expect:
+                assert row[key] == float(expect[key]), key
+        return
     if "error" in expect:
         with pytest.raises(perftest.PerftestParseError):
             perftest.parse_perftest(text)

@@ -11,7 +11,9 @@ report's records. A binary that prints nothing is a failed run that says why.
 from __future__ import annotations
 
 import os
+import socket
 import stat
+import threading
 
 from ansible_collections.roce.fabric.plugins.modules import nccl_test
 from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
@@ -63,3 +65,52 @@ def test_check_mode_runs_nothing_and_one_gpu_is_not_a_test(tmp_path):
     one = run_module(nccl_test.main, dict(benchmark="nccl_tests", nccl_tests_dir=folder, gpus=1, fail_on_error=False))
     assert one["passed"] is False and "need at least 2 GPUs" in one["msg"] and not marker.exists()
     assert not os.path.exists(str(marker))
+
+
+def ras_server(answer):
+    """A RAS endpoint on loopback speaking NCCL's client protocol as the GPU machine's NCCL 2.28.9 answered
+    (tests/bench/gpu_ras_run.py): ``SERVER PROTOCOL 2``, ``OK`` to ``SET FORMAT json``, then ``answer`` (a status
+    from the corpus) and the close. Returns its port and the commands it was sent."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    heard = []
+
+    def serve():
+        conn, _addr = listener.accept()
+        with conn, conn.makefile("rwb") as stream:
+            for line in stream:
+                heard.append(line.decode().strip())
+                if heard[-1].startswith("CLIENT PROTOCOL"):
+                    stream.write(b"SERVER PROTOCOL 2\n")
+                elif heard[-1].startswith("SET FORMAT"):
+                    stream.write(b"OK\n")
+                else:
+                    stream.write(answer.encode())
+                    break
+                stream.flush()
+        listener.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener.getsockname()[1], heard
+
+
+def test_a_hung_collective_names_the_rank_ras_finds_missing(tmp_path):
+    folder = stand_in(tmp_path / "bin", "exec sleep 60\n")
+    port, heard = ras_server(corpus.read("nccl", "ras_status_2.29.1_missing_rank_doc.json"))
+    args = dict(benchmark="nccl_tests", nccl_tests_dir=folder, gpus=2, collectives=["all_reduce"], timeout=2,
+                fail_on_error=False, env={"NCCL_RAS_ADDR": "127.0.0.1:%d" % port})
+    result = run_module(nccl_test.main, args)
+    run = result["runs"][0]
+    assert result["passed"] is False and heard == ["CLIENT PROTOCOL 2", "SET FORMAT json", "VERBOSE STATUS"]
+    assert run["ras"]["version"] == "2.29.1" and [m["rank"] for m in run["ras"]["missing"]] == [1]
+    assert run["reasons"][0].startswith("timed out after 2s")
+    assert ("ras_rank_missing: RAS: rank 1 (process 1524345 on 172.16.64.245, GPU 1) is missing from communicator "
+            "0xae94423cfbb2ef4a of 2 ranks: unresponsive; the collective waits for it") in run["reasons"]
+    # Without a RAS to ask (NCCL before 2.24, or none listening): the timeout alone, and why RAS said nothing.
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    args["env"] = {"NCCL_RAS_ADDR": "127.0.0.1:%d" % closed.getsockname()[1]}
+    closed.close()
+    quiet = run_module(nccl_test.main, args)["runs"][0]
+    assert "no RAS answer" in quiet["ras"]["error"] and not any("ras_" in r for r in quiet["reasons"])
