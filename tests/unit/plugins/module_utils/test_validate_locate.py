@@ -309,3 +309,17 @@ def test_the_lab_s_swapped_cables_name_the_port_that_lldp_shows_on_the_other_lea
     findings = locate.locate(dict(LAB_PAIR, endpoints=plan), pair, {"endpoints": readings})["findings"]
     assert [(f["id"], f["part"]) for f in findings] == [("node1/rxe0", "miswire")]
     assert findings[0]["evidence"][0]["text"] == "LLDP: node1/rxe0 is plugged into leaf-r1 swp1, the plan says leaf-r0 swp1"
+
+
+def test_one_percent_lost_through_the_lab_s_leaf_names_the_sender_at_the_lab_s_rate_and_the_default():
+    # The real capture: tc netem loss 1% on node2's enp1s0, the VMs cabled through a Linux bridge (no drop of its own).
+    sender, receiver = rxe_delta("netem1", "sender"), rxe_delta("netem1", "receiver")
+    assert (sender["rcvd_seq_err"], sender["sent_pkts"], receiver["out_of_seq_request"]) == (40, 7877, 42)
+    readings = {"node1/rxe0": {"rdma": receiver}, "node2/rxe0": {"rdma": sender}}
+    pair = {"rail0": [("node1/rxe0", "node2/rxe0", True, 0.013)]}
+    for rate in (None, 0.001):
+        findings = locate.locate(LAB_PAIR, pair, {"endpoints": readings}, loss_rate=rate)["findings"]
+        assert [(f["id"], f["part"], f["confidence"]) for f in findings] == [("node2/rxe0", "cable", "medium")]
+        assert [e["kind"] for e in findings[0]["evidence"]] == ["rdma_tx", "peer_rx"]
+    # The lab's socket link of before dropped up to 0.87 % by itself: at that rate this loss is not evidence.
+    assert locate.locate(LAB_PAIR, pair, {"endpoints": readings}, loss_rate=0.01)["findings"] == []
