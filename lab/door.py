@@ -50,6 +50,13 @@ MUX_FALLBACK = re.compile(r"^(?:muxclient: master hello exchange failed"
                           r"|Control socket connect\(.*\): .*)\r?(?:\n|\Z)", re.M)
 
 
+def _leaves():
+    """The lab's leaf switches (rdma/leaf.py)."""
+    sys.path.insert(0, os.path.join(HERE, "rdma"))
+    import leaf  # noqa: E402  pylint: disable=import-outside-toplevel,import-error
+    return leaf
+
+
 def without_mux_fallback(stderr):
     """``stderr`` of an exec without OpenSSH's notices that it fell back from the shared connection."""
     return MUX_FALLBACK.sub("", stderr) if isinstance(stderr, str) else stderr
@@ -179,16 +186,12 @@ class Lab(object):
         """Move cables between the lab's leaf switches (``rdma/leaf.py``): ``moves`` is a list of ``((leaf, port),
         (to_leaf, to_port))``, done in order (a cable may go to a port another move frees first: each moves through
         a temporary name)."""
-        sys.path.insert(0, os.path.join(HERE, "rdma"))
-        import leaf  # noqa: E402  pylint: disable=import-outside-toplevel,import-error
         for (from_leaf, from_port), (to_leaf, to_port) in moves:
-            leaf.recable(from_leaf, from_port, to_leaf, to_port)
+            _leaves().recable(from_leaf, from_port, to_leaf, to_port)
 
     def leaf_neighbours(self, leaf_name):
         """What a leaf switch hears over LLDP on its ports (``lldpcli -f json0 show neighbors``, its text)."""
-        sys.path.insert(0, os.path.join(HERE, "rdma"))
-        import leaf  # noqa: E402  pylint: disable=import-outside-toplevel,import-error
-        return subprocess.run(["lldpcli", "-u", leaf.socket_path(self.dir, leaf_name), "-f", "json0", "show",
+        return subprocess.run(["lldpcli", "-u", _leaves().socket_path(self.dir, leaf_name), "-f", "json0", "show",
                                "neighbors"], capture_output=True, text=True, check=True, timeout=30).stdout
 
     def reset_calls(self, host):

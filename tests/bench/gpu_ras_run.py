@@ -1,8 +1,9 @@
 """The GPU-machine capture of NCCL's RAS answers (NCCL 2.24 and later; JSON from 2.28.7): while the validate role's
 NCCL benchmark runs one rank per GPU, the RAS port every NCCL process serves on localhost (28028) is asked for its
-status, as text and as JSON, with the wire protocol ``ncclras`` speaks (``CLIENT PROTOCOL 2``, ``SET FORMAT json``,
-``VERBOSE STATUS``). With two GPUs or more, one rank that does not hold the RAS port is then stopped (SIGSTOP, a
-hung process) and RAS is asked again: the stopped rank is reported missing.
+status, as text and as JSON, through the collection's RAS client (``module_utils/validate/nccl_ras.py``: the wire
+protocol ``ncclras`` speaks, ``CLIENT PROTOCOL 2``, ``SET FORMAT json``, ``VERBOSE STATUS``). With two GPUs or
+more, one rank that does not hold the RAS port is then stopped (SIGSTOP, a hung process) and RAS is asked again: the
+stopped rank is reported missing.
 
     OUT=<dir> python3 tests/bench/gpu_ras_run.py [--ranks N] [--hang-wait S]
 
@@ -11,6 +12,7 @@ Writes ``ras_status.json``, ``ras_status.txt`` (and ``ras_hung.json``, ``ras_hun
 """
 
 import argparse
+import importlib.util
 import os
 import signal
 import socket
@@ -21,6 +23,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = os.path.join(os.path.dirname(os.path.dirname(HERE)), "roles", "validate", "files", "nccl_bench.py")
 PORT = 28028
+# The collection's RAS client (module_utils/validate/nccl_ras.py, standard library only), loaded from this checkout.
+_SPEC = importlib.util.spec_from_file_location(
+    "nccl_ras", os.path.join(os.path.dirname(os.path.dirname(HERE)), "plugins", "module_utils", "validate", "nccl_ras.py"))
+NCCL_RAS = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(NCCL_RAS)
 SINGLE = """
 import os, torch, torch.distributed as dist
 os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT="29561")
@@ -33,25 +40,9 @@ while True:
 """
 
 
-def ras(command, fmt=None, timeout=60.0):
-    """One RAS query on localhost: the server's answer to ``command`` (its whole text, up to the close)."""
-    with socket.create_connection(("127.0.0.1", PORT), timeout=timeout) as sock:
-        stream = sock.makefile("rwb")
-
-        def say(line):
-            stream.write(line.encode() + b"\n")
-            stream.flush()
-
-        say("CLIENT PROTOCOL 2")
-        hello = stream.readline().decode().strip()
-        if fmt:
-            say("SET FORMAT %s" % fmt)
-            answer = stream.readline().decode().strip()
-            if answer != "OK":
-                raise SystemExit("SET FORMAT %s: %s" % (fmt, answer))
-        say(command)
-        sock.shutdown(socket.SHUT_WR)
-        return hello, stream.read().decode()
+def ras(fmt, timeout=60.0):
+    """RAS's ``VERBOSE STATUS`` on localhost in ``fmt`` (``json``, or None: text), through the collection's client."""
+    return NCCL_RAS.query(("127.0.0.1", PORT), timeout=timeout, fmt=fmt)
 
 
 def listening():
@@ -113,10 +104,10 @@ def main():
         time.sleep(15)  # the communicators up and the collectives running
         print("ranks %d, RAS on port %d (pid %s), workers %s" % (ranks, PORT, port_owner(), workers(bench.pid)))
         for fmt, name in (("json", "ras_status.json"), (None, "ras_status.txt")):
-            hello, text = ras("VERBOSE STATUS", fmt)
+            text = ras(fmt)
             with open(os.path.join(out, name), "w") as handle:
                 handle.write(text)
-            print("%s: %s, %d bytes" % (name, hello, len(text)))
+            print("%s: %d bytes" % (name, len(text)))
         if ranks >= 2:
             owner = port_owner()
             stopped = [pid for pid in workers(bench.pid) if pid != owner][0]
@@ -124,10 +115,10 @@ def main():
             print("stopped worker pid %d; asking again in %.0f s" % (stopped, args.hang_wait))
             time.sleep(args.hang_wait)
             for fmt, name in (("json", "ras_hung.json"), (None, "ras_hung.txt")):
-                hello, text = ras("VERBOSE STATUS", fmt, timeout=120)
+                text = ras(fmt, timeout=120)
                 with open(os.path.join(out, name), "w") as handle:
                     handle.write(text)
-                print("%s: %s, %d bytes" % (name, hello, len(text)))
+                print("%s: %d bytes" % (name, len(text)))
     finally:
         if bench.poll() is None:
             os.killpg(bench.pid, signal.SIGKILL)

@@ -96,9 +96,10 @@ def ras_addr(env):
     return DEFAULT_ADDR
 
 
-def query(addr=DEFAULT_ADDR, timeout=15.0):
-    """The JSON ``VERBOSE STATUS`` of the NCCL job serving RAS at ``addr`` (its text); RasError where none answers
-    or it does not speak the protocol. Every read and write is bounded by ``timeout`` seconds."""
+def query(addr=DEFAULT_ADDR, timeout=15.0, fmt="json"):
+    """The ``VERBOSE STATUS`` of the NCCL job serving RAS at ``addr`` (its text), in ``fmt`` (``json``; None: RAS's
+    default, text); RasError where none answers or it does not speak the protocol. Every read and write is bounded by
+    ``timeout`` seconds."""
     try:
         with socket.create_connection(addr, timeout=timeout) as sock:
             stream = sock.makefile("rwb")
@@ -107,11 +108,13 @@ def query(addr=DEFAULT_ADDR, timeout=15.0):
             hello = stream.readline().decode("utf-8", "replace").strip()
             if not hello.upper().startswith("SERVER PROTOCOL "):
                 raise RasError("not a RAS server at %s:%d: %r" % (addr[0], addr[1], hello[:80]))
-            stream.write(b"SET FORMAT json\n")
-            stream.flush()
-            answer = stream.readline().decode("utf-8", "replace").strip()
-            if answer.upper() != "OK":
-                raise RasError("RAS at %s:%d has no JSON format (NCCL before 2.28.7): %r" % (addr[0], addr[1], answer[:80]))
+            if fmt:
+                stream.write(b"SET FORMAT %s\n" % fmt.encode())
+                stream.flush()
+                answer = stream.readline().decode("utf-8", "replace").strip()
+                if answer.upper() != "OK":
+                    raise RasError("RAS at %s:%d has no %s format (NCCL before 2.28.7): %r"
+                                   % (addr[0], addr[1], fmt, answer[:80]))
             stream.write(b"VERBOSE STATUS\n")
             stream.flush()
             sock.shutdown(socket.SHUT_WR)

@@ -247,9 +247,12 @@ def parse_out_json(text, unit="MB/sec"):
     if kind == "bw":
         row["bw_average_gbps"] = round(row["bw_average"] * UNIT_TO_GBITS[unit], 6)
         row["bw_peak_gbps"] = round(row["bw_peak"] * UNIT_TO_GBITS[unit], 6)
-    settings = dict((key, info[title.replace(" ", "_").replace("-", "_").replace(".", "")])
-                    for title, key in SETTING_KEYS.items()
-                    if title.replace(" ", "_").replace("-", "_").replace(".", "") in info)
+    # Its test_info keys are the printed titles with "_" for blanks and dashes ("Number_of_qps", "Dual_port").
+    settings = {}
+    for title, key in SETTING_KEYS.items():
+        name = title.replace(" ", "_").replace("-", "_").replace(".", "")
+        if name in info:
+            settings[key] = info[name]
     for key in ("gid_index", "qps", "tx_depth", "rx_depth", "cq_moderation", "mtu"):
         if isinstance(settings.get(key), str) and settings[key].isdigit():
             settings[key] = int(settings[key])
