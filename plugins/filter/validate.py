@@ -13,7 +13,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.qos.contract import Co
 from ansible_collections.roce.fabric.plugins.module_utils.validate.checks import discovery_check as _discovery_check
 from ansible_collections.roce.fabric.plugins.module_utils.validate.checks import nccl_environment, traffic_ports
 from ansible_collections.roce.fabric.plugins.module_utils.validate.gpu import health_check
-from ansible_collections.roce.fabric.plugins.module_utils.validate.nccl import first_address, mpi_run, mpi_run_checks
+from ansible_collections.roce.fabric.plugins.module_utils.validate.nccl import first_address, host_addresses, mpi_run, mpi_run_checks
 from ansible_collections.roce.fabric.plugins.module_utils.validate.plan import side_outcome
 from ansible_collections.roce.fabric.plugins.module_utils.validate.ssh import TrustError, key_options, settings_problems, trust_peers
 
@@ -55,6 +55,14 @@ def mpi_addresses(hosts, hostvars):
     """The RoCE address mpirun reaches each host on: the first IPv4 address of its active RDMA ports (its
     rdma_facts), '' for a host without one (nccl_test then names it)."""
     return [first_address(_facts(hostvars, host)) for host in hosts or []]
+
+
+def validate_host_addresses(hosts, hostvars):
+    """Each host's addresses (its RDMA ports' IPv4 addresses, then its ansible_host), for the report to name the host
+    of a rank NCCL's RAS gives by address."""
+    hosts = [host for host in hosts or [] if host in hostvars]
+    extra = dict((host, [hostvars[host].get("ansible_host")]) for host in hosts)
+    return host_addresses(dict((host, _facts(hostvars, host)) for host in hosts), extra)
 
 
 def switch_checks(hosts, hostvars):
@@ -146,7 +154,7 @@ class FilterModule:
         return {"validate_traffic_ports": validate_traffic_ports, "validate_nccl_env": validate_nccl_env,
                 "validate_mpi_run": validate_mpi_run, "validate_mpi_checks": validate_mpi_checks,
                 "validate_mpi_ssh_problems": validate_mpi_ssh_problems,
-                "validate_side_outcome": validate_side_outcome,
+                "validate_side_outcome": validate_side_outcome, "validate_host_addresses": validate_host_addresses,
                 "mpi_key_options": mpi_key_options, "mpi_trust_peers": mpi_trust_peers,
                 "mpi_addresses": mpi_addresses, "mpi_known_hosts": mpi_known_hosts, "switch_checks": switch_checks,
                 "gpu_health_check": gpu_health_check, "discovery_check": discovery_check}

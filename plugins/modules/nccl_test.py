@@ -212,9 +212,9 @@ runs:
     C(ranks) lists the host and device of every rank), C(avg_busbw), C(reasons), C(log_check) (C(passed), C(network), C(rdma),
     C(transports), C(findings)), and C(output_tail) when the output could not be parsed. A collective stopped at
     O(timeout) also has C(ras), what NCCL's RAS said of its ranks shortly before the stop (C(version),
-    C(communicators), C(missing) - each missing rank's C(rank), C(host), C(pid), C(gpu), C(unresponsive), C(dead)),
-    or C(error), why RAS could not say; a missing or failed rank is a C(ras_rank_missing) or C(ras_rank_error)
-    finding of the log check.
+    C(communicators), C(missing) - each missing rank's C(rank), C(host), C(pid), C(gpu), C(unresponsive), C(dead)
+    and C(whole_host), true when no rank on its host answered), or C(error), why RAS could not say; a missing or
+    failed rank is a C(ras_rank_missing) or C(ras_rank_error) finding of the log check.
   returned: when the benchmark ran
   type: list
   elements: dict
@@ -236,7 +236,9 @@ commands:
 checks:
   description: The validation report's check records, one per run - C(name) (C(nccl <collective>), with
     C( (mpi, <N> hosts)) for O(launcher=mpi)), C(status), C(msg) (average bus bandwidth; the transports, or the ranks
-    and the hosts they ran on; why it failed), C(command), C(tables).
+    and the hosts they ran on; why it failed), C(command), C(tables), and C(ras_missing) where NCCL's RAS found ranks
+    missing from a collective stopped at its timeout (the C(missing) list of C(ras) in RV(runs)), which the report's fault
+    location turns into the GPU or the host to inspect.
   returned: always
   type: list
   elements: dict

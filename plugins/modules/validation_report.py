@@ -177,6 +177,15 @@ options:
         for software RDMA devices (Soft-RoCE), which drop under load.
     type: float
     default: 0.0001
+  addresses:
+    description:
+      - V(write) - each inventory host's addresses, a list by host (the
+        P(roce.fabric.validate_host_addresses#filter) filter makes it from the hosts' facts). NCCL's RAS names a rank
+        missing from a hung collective by the address of its host; the fault location names the inventory host that
+        has it (a rank on an address no host has keeps the address). A rank missing while its host's other ranks
+        answer names that GPU; every rank of a host missing names the host.
+    type: dict
+    default: {}
   results:
     description:
       - V(write), V(retests) - server and client outcomes, each C({test_id, role, passed, cause, msg, command, summary,
@@ -396,7 +405,7 @@ def write_report(run):
     retested = _validate.merge_results(retest_plan, p["results"]) if retest_plan else []
     report["findings"], report["location"] = _findings.findings_of(report["tests"], report["hosts"], retested,
                                                                    p["cabling"], p["switch_counters"], retest_error,
-                                                                   p["loss_rate"])
+                                                                   p["loss_rate"], p["addresses"])
     json_path = os.path.join(p["dest"], "report.json")
     html_path = os.path.join(p["dest"], "report.html")
     xml_path = os.path.join(p["dest"], "report.xml")
@@ -459,6 +468,7 @@ def main():
             cabling=dict(type="dict", default={}),
             switch_counters=dict(type="dict", default={}),
             loss_rate=dict(type="float", default=0.0001),
+            addresses=dict(type="dict", default={}),
             results=dict(type="list", elements="dict", default=[]),
             dest=dict(type="path"),
             title=dict(type="str", default="RoCE fabric validation"),

@@ -57,11 +57,24 @@ def switch_port_deltas(switch_counters):
     return deltas, unread
 
 
-def run_inputs(tests, hosts, cabling=None, switch_ports=None):
+def host_of(address, addresses, names=()):
+    """The inventory host an address NCCL's RAS gives belongs to: the host of that name, the host whose
+    ``addresses`` (``{host: [address, ...]}``) list it, else the address itself (a host the run does not know)."""
+    address = str(address)
+    if address in names or address in (addresses or {}):
+        return address
+    for host, known in sorted((addresses or {}).items()):
+        if address in [str(a) for a in known or []]:
+            return host
+    return address
+
+
+def run_inputs(tests, hosts, cabling=None, switch_ports=None, addresses=None):
     """``(fleet, rails, evidence)`` of one run for ``locate``: ``tests`` as merge_results returns them, ``hosts`` as
     build_report takes them (each host's ``checks``), ``cabling`` the site's plan, ``{host: {netdev: {switch,
     port}}}`` (without it the LLDP neighbours are checked for the rail's alignment), ``switch_ports`` the switch
-    ports' counter deltas of the traffic (``switch_port_deltas``)."""
+    ports' counter deltas of the traffic (``switch_port_deltas``), ``addresses`` each host's addresses, ``{host:
+    [address, ...]}``, to name the host of a rank NCCL's RAS found missing (``host_of``)."""
     endpoints, rail = {}, []
     for test in tests:
         if test.get("tool") not in PAIR_BW_TOOLS or test.get("status") not in ("passed", "failed"):
@@ -103,7 +116,19 @@ def run_inputs(tests, hosts, cabling=None, switch_ports=None):
         for check in (entry or {}).get("checks") or []:
             failed = (check.get("dcgm") or {}).get("failed_gpus") if isinstance(check.get("dcgm"), dict) else None
             if check.get("name") == "gpu_health" and failed:
-                gpus[host] = dict(dcgm=dict(failed_gpus=list(failed)))
+                gpus.setdefault(host, {})["dcgm"] = dict(failed_gpus=list(failed))
+    # The ranks NCCL's RAS found missing from a hung collective (an nccl check's ras_missing, nccl_test), by the host
+    # they ran on: the check is the launching host's, the ranks anyone's.
+    for host, entry in sorted((hosts or {}).items()):
+        for check in (entry or {}).get("checks") or []:
+            for rank in check.get("ras_missing") or [] if isinstance(check.get("ras_missing"), list) else []:
+                if not isinstance(rank, dict) or rank.get("host") in (None, ""):
+                    continue
+                owner = host_of(rank["host"], addresses, hosts or {})
+                gpus.setdefault(owner, {}).setdefault("ras_missing", []).append(
+                    dict(rank=rank.get("rank"), gpu=rank.get("gpu"), pid=rank.get("pid"), dead=bool(rank.get("dead")),
+                         whole_host=bool(rank.get("whole_host")), address=str(rank["host"]),
+                         check="%s's %s" % (host, check.get("name"))))
     fleet = dict(endpoints=endpoints, hosts=sorted(set(w["host"] for w in endpoints.values())))
     return fleet, ({RAIL: rail} if rail else {}), dict(endpoints=readings, switch_ports=switch_ports or {}, hosts=gpus)
 
@@ -148,14 +173,15 @@ def retest_plan_of(given):
     return given.get("plan"), None
 
 
-def findings_of(tests, hosts, retest_tests=None, cabling=None, switch_counters=None, retest_error=None, loss_rate=None):
+def findings_of(tests, hosts, retest_tests=None, cabling=None, switch_counters=None, retest_error=None, loss_rate=None,
+                addresses=None):
     """The report's ``findings`` and ``location`` (what the engine made of the matrix, with the anchor retests that
     ran: ``retest_tests`` as merge_results returns them, the LLDP neighbours against ``cabling`` and the switch ports'
     counters of the traffic, ``switch_counters`` as ``switch_port_deltas`` takes them) for one run; ``retest_error``:
     why the retests could not be planned, for the note on suspects left unretested; ``loss_rate``: the share of a
-    port's RDMA packets lost that is evidence (``locate.transport_loss``)."""
+    port's RDMA packets lost that is evidence (``locate.transport_loss``); ``addresses``: see ``run_inputs``."""
     switch_ports, unread = switch_port_deltas(switch_counters)
-    fleet, rails, evidence = run_inputs(tests, hosts, cabling, switch_ports)
+    fleet, rails, evidence = run_inputs(tests, hosts, cabling, switch_ports, addresses)
     switches = dict(read=sorted(set(key.split("/", 1)[0] for key in switch_ports)), unread=unread)
     if not rails:
         found = locate(fleet, {}, evidence, loss_rate=loss_rate)["findings"] if evidence["hosts"] else []

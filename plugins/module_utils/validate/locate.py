@@ -481,6 +481,31 @@ def classify_endpoint(endpoint, wiring, matrix_text, evidence):
                     [dict(part="cable", id=endpoint), dict(part="switch_port", id=switch_port)])
 
 
+def _ras_text(ranks, host):
+    first = ranks[0]
+    names = ", ".join(str(rank.get("rank")) for rank in ranks)
+    where = host if first.get("address") in (None, host) else "%s (%s)" % (host, first["address"])
+    state = "considered dead" if all(rank.get("dead") for rank in ranks) else "unresponsive"
+    if len(ranks) == 1 and not first.get("whole_host"):
+        return ("NCCL's RAS: rank %s (process %s, GPU %s on %s) is missing from its communicator, %s, while the "
+                "host's other ranks answer (%s)" % (names, first.get("pid"), first.get("gpu"), where, state,
+                                                    first.get("check")))
+    return ("NCCL's RAS: rank%s %s on %s missing, %s, and no rank on that host answers (%s)"
+            % ("s" if len(ranks) > 1 else "", names, where, state, first.get("check")))
+
+
+def ras_host_finding(findings, host, ranks):
+    """A host none of whose NCCL ranks answers RAS (the node, its network or its NCCL processes, not one GPU): the
+    evidence joins the host's finding where the matrix made one (every rail failing), else it is a finding alone."""
+    item = ("nccl_ras", _ras_text(ranks, host))
+    for index, finding in enumerate(findings):
+        if finding["part"] == "host" and finding["id"] == host:
+            evidence = [(e["kind"], e["text"]) for e in finding["evidence"]] + [item]
+            findings[index] = _finding("host", host, host, evidence)
+            return
+    findings.append(_finding("host", host, host, [item]))
+
+
 def rail_retests(endpoints, rails, bw_fraction=0.93, alpha=1e-3):
     """Each rail's suspects and the anchor retests that would confirm them: ``{rail: (rail_suspects' summary,
     schedule.anchor_retests' plan)}`` (a plan without rounds where the rail has no suspect). ``endpoints``: the fleet's
@@ -519,8 +544,9 @@ def locate(fleet, rails, evidence=None, retests=None, bw_fraction=0.93, alpha=1e
     ``fleet``: ``{"endpoints": {"host/rail": {host, rail, nic, netdev, pci, upstream, switch, switch_port}},
     "hosts": [...]}``; ``rails``: ``{rail: [(a, b, ok, bw_gbps), ...]}`` with endpoints named ``host/rail``;
     ``evidence``: ``{"endpoints": {endpoint: readings}, "switch_ports": {...}, "switch_lldp": {"switch/port": {host,
-    port}}, "hosts": {host: {"dcgm": {"failed_gpus": [...]}, "gdr_gbps": x, "host_mem_gbps": y}}, "window_s": seconds}``; ``retests``: the anchor retest of each
-    suspect, ``{endpoint: ok}`` or a function of the endpoint that runs it (a suspect whose retest passed was
+    port}}, "hosts": {host: {"dcgm": {"failed_gpus": [...]}, "gdr_gbps": x, "host_mem_gbps": y, "ras_missing":
+    [{rank, gpu, pid, dead, whole_host, address, check}]}}, "window_s": seconds}``; ``retests``: the anchor retest of
+    each suspect, ``{endpoint: ok}`` or a function of the endpoint that runs it (a suspect whose retest passed was
     transient; one not retested stays a suspect); ``loss_rate``: see ``transport_loss``. The retests of every rail
     are planned at once
     (``schedule.anchor_retests``: each suspect against an anchor that passed with others, no endpoint twice in a
@@ -639,18 +665,26 @@ def locate(fleet, rails, evidence=None, retests=None, bw_fraction=0.93, alpha=1e
                  if item[0] in STANDALONE or (item[0] == "pcie" and pcie_burst(readings.get(name)))]
         if found:
             findings.append(classify_endpoint(name, wiring, "", found))
-    # GPUs: DCGM's failures, GPUDirect far below host memory on the same host.
+    # GPUs: DCGM's failures, GPUDirect far below host memory on the same host, the ranks NCCL's RAS found missing.
     for host, found in sorted((evidence.get("hosts") or {}).items()):
-        items = []
+        by_gpu = {}
         failed = ((found.get("dcgm") or {}).get("failed_gpus")) or []
-        if failed:
-            items.append(("dcgm", "DCGM diagnostics failed on GPU %s" % ", ".join(str(g) for g in failed)))
+        for gpu in failed:
+            by_gpu.setdefault(str(gpu), []).append(("dcgm", "DCGM diagnostics failed on GPU %s" % gpu))
         gdr, mem = found.get("gdr_gbps"), found.get("host_mem_gbps")
         if gdr is not None and mem and float(gdr) < gdr_fraction * float(mem):
-            items.append(("gdr", "GPUDirect %.1f Gb/s against %.1f Gb/s from host memory on the same pair: the GPU-NIC "
-                                 "path" % (float(gdr), float(mem))))
-        if items:
-            gpu = failed[0] if failed else found.get("gdr_gpu", "?")
+            gpu = found.get("gdr_gpu", failed[0] if failed else "?")
+            by_gpu.setdefault(str(gpu), []).append(
+                ("gdr", "GPUDirect %.1f Gb/s against %.1f Gb/s from host memory on the same pair: the GPU-NIC "
+                        "path" % (float(gdr), float(mem))))
+        missing = found.get("ras_missing") or []
+        whole = [rank for rank in missing if rank.get("whole_host")]
+        if whole:
+            ras_host_finding(findings, host, whole)
+        for rank in missing:
+            if not rank.get("whole_host"):
+                by_gpu.setdefault(str(rank.get("gpu")), []).append(("nccl_ras", _ras_text([rank], host)))
+        for gpu, items in sorted(by_gpu.items()):
             findings.append(_finding("gpu", "%s/gpu%s" % (host, gpu), "%s on %s" % (gpu, host), items))
     order = {"high": 0, "medium": 1, "low": 2}
     findings.sort(key=lambda f: (order[f["confidence"]], -len(f["evidence"]), f["part"], str(f["id"])))

@@ -392,6 +392,24 @@ def first_address(facts):
     return next((port.get("ipv4") for port in (facts or {}).get("ports") or [] if port.get("ipv4")), "")
 
 
+def host_addresses(facts_by_host, extra=None):
+    """``{host: [address, ...]}``: each host's IPv4 addresses of its RDMA ports (rdma_facts' ``ports`` and every
+    IPv4-mapped GID of its ``devices``), then the ``extra`` ones (``{host: [address]}``, e.g. its ``ansible_host``).
+    The report names the host of a rank NCCL's RAS gives by address with it."""
+    out = {}
+    for host, facts in sorted((facts_by_host or {}).items()):
+        found = [port.get("ipv4") for port in (facts or {}).get("ports") or [] if isinstance(port, dict)]
+        for device in (facts or {}).get("devices") or []:
+            for port in (device or {}).get("ports") or [] if isinstance(device, dict) else []:
+                found += [gid.get("ipv4") for gid in (port or {}).get("gids") or [] if isinstance(gid, dict)]
+        found += [str(a) for a in ((extra or {}).get(host) or []) if a]
+        out[host] = []
+        for address in found:
+            if address and str(address) not in out[host]:
+                out[host].append(str(address))
+    return out
+
+
 def _netdev_name(netdev):
     return (netdev.get("name") or "") if isinstance(netdev, dict) else (netdev or "")
 
@@ -581,6 +599,10 @@ def run_checks(runs, launcher):
             parts.append("transports %s" % ",".join(((run.get("log_check") or {}).get("transports") or {}).keys()))
         if not run.get("passed"):
             parts.extend(run.get("reasons") or [])
-        checks.append({"name": name, "status": "passed" if run.get("passed") else "failed", "msg": "; ".join(parts),
-                       "command": run.get("command"), "tables": [run["table"]] if run.get("table") else []})
+        check = {"name": name, "status": "passed" if run.get("passed") else "failed", "msg": "; ".join(parts),
+                 "command": run.get("command"), "tables": [run["table"]] if run.get("table") else []}
+        # The ranks RAS found missing from a hung collective: the report's fault location names their GPU or host.
+        if (run.get("ras") or {}).get("missing"):
+            check["ras_missing"] = [dict(rank) for rank in run["ras"]["missing"]]
+        checks.append(check)
     return checks

@@ -87,6 +87,23 @@ def findings(status):
     return out
 
 
+def missing_ranks(status):
+    """The ranks a status finds missing, for the report's fault location: each with its ``rank``, ``host``, ``pid``,
+    ``gpu``, ``unresponsive``, ``dead`` and ``whole_host`` (True when no rank on that host answered in any
+    communicator: the host or its network, not one GPU's process, is what the others wait for)."""
+    answering = set(rank["host"] for comm in status["communicators"] for rank in comm["ranks"])
+    out, seen = [], set()
+    for comm in status["communicators"]:
+        for rank in comm["missing"]:
+            key = (rank["host"], rank["pid"], rank["gpu"])
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(dict(rank=rank["rank"], host=rank["host"], pid=rank["pid"], gpu=rank["gpu"],
+                            unresponsive=rank["unresponsive"], dead=rank["dead"], whole_host=rank["host"] not in answering))
+    return out
+
+
 def ras_addr(env):
     """The RAS client address of a job's environment (``NCCL_RAS_ADDR``, ``host:port``), or the default."""
     value = str((env or {}).get("NCCL_RAS_ADDR") or "")

@@ -243,5 +243,5 @@ class NcclSession:
             return
         found = _ras.findings(status)
         run["ras"] = dict(version=status["version"], communicators=len(status["communicators"]),
-                          missing=[dict(rank) for comm in status["communicators"] for rank in comm["missing"]])
+                          missing=_ras.missing_ranks(status))
         check["findings"].extend(found)

@@ -61,6 +61,17 @@ def test_mpi_addresses_are_each_host_s_first_roce_address():
     assert mpi_addresses(["node1", "node2", "node3", "gone"], hostvars) == ["10.78.0.1", "", "", ""]
 
 
+def test_host_addresses_are_the_rdma_ports_and_gids_then_ansible_host_each_once():
+    from ansible_collections.roce.fabric.plugins.filter.validate import validate_host_addresses  # pylint: disable=import-outside-toplevel
+
+    gids = [{"index": 1, "ipv4": None}, {"index": 3, "ipv4": "10.78.0.1"}, {"index": 5, "ipv4": "10.79.0.1"}]
+    facts = {"roce_rdma": {"ports": [{"ipv4": "10.78.0.1"}], "devices": [{"ports": [{"gids": gids}]}]}}
+    hostvars = {"node1": {"ansible_host": "192.0.2.11", "ansible_facts": facts},
+                "node2": {"ansible_host": "192.0.2.12"}, "node3": {}}
+    assert validate_host_addresses(["node1", "node2", "node3", "gone"], hostvars) == {
+        "node1": ["10.78.0.1", "10.79.0.1", "192.0.2.11"], "node2": ["192.0.2.12"], "node3": []}
+
+
 def test_mpi_known_hosts_are_names_and_roce_addresses_once():
     from ansible_collections.roce.fabric.plugins.filter.validate import mpi_known_hosts  # pylint: disable=import-outside-toplevel
 

@@ -192,6 +192,12 @@ def test_nccl_ras_status_on_every_sample(name):
     if missing:
         assert (missing[0]["rank"], missing[0]["gpu"]) == (int(expect["missing_rank"]), int(expect["missing_gpu"]))
         assert found[0]["code"] == "ras_rank_missing" and "unresponsive" in found[0]["message"]
+        # What the fault location takes: the rank, and whether any rank on its host still answers.
+        located = nccl_ras.missing_ranks(status)
+        assert [(r["rank"], r["gpu"], r["whole_host"]) for r in located] == [
+            (int(expect["missing_rank"]), int(expect["missing_gpu"]), expect["whole_host"] == "true")]
+    else:
+        assert nccl_ras.missing_ranks(status) == []
 
 
 @pytest.mark.parametrize("name", [n for n in corpus.samples("nccl") if n.endswith(".txt") and not n.startswith("nccl_bench")])

@@ -13,7 +13,7 @@ import os
 import pytest
 
 from ansible_collections.roce.fabric.plugins.module_utils.qos import counters
-from ansible_collections.roce.fabric.plugins.module_utils.validate import junit, plan
+from ansible_collections.roce.fabric.plugins.module_utils.validate import junit, nccl, nccl_ras, plan
 from ansible_collections.roce.fabric.plugins.module_utils.validate.findings import (
     findings_of,
     pair_matrix,
@@ -21,6 +21,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.validate.findings impo
     run_inputs,
     switch_port_deltas,
 )
+from ansible_collections.roce.fabric.plugins.module_utils.validate.locate import locate
 from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
 HOSTS = ["gpu%02d" % n for n in range(1, 7)]
@@ -286,12 +287,84 @@ def test_the_reports_follow_the_published_schema_and_a_finding_it_does_not_know_
 
     switch_reads = {"before": {"leaf1": {"ports": {"swp1": {"in_errors": 0}}}, "leaf2": {"error": "timed out"}},
                     "after": {"leaf1": {"ports": {"swp1": {"in_errors": 900}}}}}
+    hung = hosts_with()
+    hung["gpu01"]["checks"].append(_ras_check(nccl_ras.parse_status(
+        corpus.read("nccl", "ras_status_2.29.1_missing_rank_doc.json")))[1])
     reports = [report(merged(), hosts_with()),
                report(merged("gpu04"), hosts_with({"gpu04": {"rx_crc_errors_phy": 1840}}), switch_counters=switch_reads),
-               report([], hosts_with())]
+               report([], hosts_with()),
+               report(merged(), hung, addresses={"gpu03": ["172.16.64.245"]})]
     for built in reports:
         assert list(validator.iter_errors(built)) == [], built
     assert reports[1]["findings"] and reports[1]["location"]["switches"]["unread"]
+    assert [f["id"] for f in reports[3]["findings"]] == ["gpu03/gpu1"]
+    assert reports[3]["hosts"]["gpu01"]["checks"][-1]["ras_missing"][0]["host"] == "172.16.64.245"
     broken = json.loads(json.dumps(reports[1]))
     broken["findings"][0]["part"] = "rack"
     assert [e.json_path for e in validator.iter_errors(broken)] == ["$.findings[0].part"]
+
+
+def _ras_check(status, launcher="gpu01"):
+    """The nccl check record run_checks makes of a collective stopped at its timeout, with what RAS said."""
+    run = dict(collective="all_reduce_perf", passed=False, reasons=["timeout"], command="",
+               ras=dict(missing=nccl_ras.missing_ranks(status)))
+    (check,) = nccl.run_checks([run], dict(kind="mpi", hosts=HOSTS[:2], ranks=2))
+    assert check["status"] == "failed" and check["ras_missing"] == run["ras"]["missing"]
+    return launcher, check
+
+
+def test_a_rank_nccl_s_ras_found_missing_names_its_gpu_on_the_host_with_that_address():
+    """NCCL's guide's status (2.29.1): rank 1 (GPU 1) of 172.16.64.245 is missing while rank 0 of the same host
+    answers. The report maps the address to the inventory host and names GPU 1 of it; with DCGM failing that GPU too,
+    two kinds of evidence make it a part to replace."""
+    status = nccl_ras.parse_status(corpus.read("nccl", "ras_status_2.29.1_missing_rank_doc.json"))
+    launcher, check = _ras_check(status)
+    hosts = hosts_with()
+    hosts[launcher]["checks"].append(check)
+    addresses = nccl.host_addresses({"gpu03": {"ports": [dict(ipv4="172.16.64.245")]}}, {"gpu03": ["gpu03.example"]})
+    assert addresses == {"gpu03": ["172.16.64.245", "gpu03.example"]}
+    findings, _location = findings_of(merged(), hosts, addresses=addresses)
+    assert [(f["part"], f["id"], f["confidence"], f["replace"]) for f in findings] == [
+        ("gpu", "gpu03/gpu1", "low", False)], findings
+    assert findings[0]["evidence"][0]["kind"] == "nccl_ras"
+    assert findings[0]["evidence"][0]["text"].startswith(
+        "NCCL's RAS: rank 1 (process 1524345, GPU 1 on gpu03 (172.16.64.245)) is missing from its communicator, "
+        "unresponsive, while the host's other ranks answer (gpu01's nccl all_reduce_perf (mpi, 2 hosts))")
+    hosts["gpu03"]["checks"].append(dict(name="gpu_health", status="failed", msg="", command="",
+                                         dcgm=dict(level=1, ran=True, version="3.1.0", failed_gpus=[1])))
+    findings, _location = findings_of(merged(), hosts, addresses=addresses)
+    assert [(f["part"], f["id"], f["confidence"], f["replace"]) for f in findings] == [
+        ("gpu", "gpu03/gpu1", "medium", True)]
+    assert [e["kind"] for e in findings[0]["evidence"]] == ["dcgm", "nccl_ras"]
+    # An address no host has is kept as the host's name: the operator still learns where the rank ran.
+    findings, _location = findings_of(merged(), hosts_with() | {launcher: dict(status="failed", checks=[check])})
+    assert [(f["part"], f["id"]) for f in findings] == [("gpu", "172.16.64.245/gpu1")]
+
+
+def test_every_rank_of_a_host_missing_names_the_host_and_joins_the_matrix_s_host_finding():
+    """The same status without the rank that answered: no rank on 172.16.64.245 answers, so the host (its node, its
+    network or its NCCL processes) is named, not a GPU. Where every rail of that host also failed its pairs, RAS's
+    word joins the matrix's host finding as one more kind of evidence."""
+    status = nccl_ras.parse_status(corpus.read("nccl", "ras_status_2.29.1_missing_rank_doc.json"))
+    for comm in status["communicators"]:
+        comm["ranks"] = []
+    launcher, check = _ras_check(status)
+    hosts = hosts_with()
+    hosts[launcher]["checks"].append(check)
+    addresses = {"gpu04": ["172.16.64.245"]}
+    findings, _location = findings_of(merged(), hosts, addresses=addresses)
+    assert [(f["part"], f["id"], f["confidence"]) for f in findings] == [("host", "gpu04", "low")]
+    assert "no rank on that host answers" in findings[0]["evidence"][0]["text"]
+    # Both rails of gpu04 fail every pair: the matrix names the host, RAS adds its word.
+    fleet, rails, evidence = run_inputs(merged(), hosts, addresses=addresses)
+    endpoints = dict(fleet["endpoints"])
+    rails = {"r0": rails["roce"], "r1": [(a.replace("mlx5_0", "mlx5_1"), b.replace("mlx5_0", "mlx5_1"), ok, bw)
+                                         for a, b, ok, bw in rails["roce"]]}
+    for name, wiring in list(endpoints.items()):
+        endpoints[name] = dict(wiring, rail="r0")
+        endpoints[name.replace("mlx5_0", "mlx5_1")] = dict(wiring, rail="r1", device="mlx5_1")
+    outcomes = dict((r, [(a, b, "gpu04" not in a + b, bw) for a, b, _ok, bw in pairs]) for r, pairs in rails.items())
+    result = locate(dict(fleet, endpoints=endpoints), outcomes, evidence)
+    host = [f for f in result["findings"] if f["part"] == "host"]
+    assert [(f["id"], [e["kind"] for e in f["evidence"]], f["confidence"]) for f in host] == [
+        ("gpu04", ["matrix", "rails", "nccl_ras"], "high")], result["findings"]
