@@ -18,7 +18,8 @@ and, with ``--ssh-port``, the ``nv`` command line over SSH (exec requests), on t
 ``nv config show [-r applied|startup] -o json`` (a list, ``[{"header": ...}, {"set": ...}]``, as ``startup.yaml``),
 ``nv set``/``nv unset`` (staged in the login's pending revision; ports as ranges ``swp1-4,swp7``),
 ``nv config apply [-y]`` (``Invalid config [rev_id: N]`` and the reasons, exit 1, when refused),
-``nv config detach`` and ``nv config save``.
+``nv config detach``, ``nv config save`` and ``nv show interface lldp`` (what the lab's leaf of the switch's name
+hears, ``--lldp-socket``).
 
 The switch starts from the applied configuration of a real Cumulus Linux 5.5.0 switch (the corpus sample
 ``nvue/config_applied_5.5.0_vx.json``), with the release of ``--version`` in its header; on a release before
@@ -49,6 +50,7 @@ import random
 import re
 import ssl
 import string
+import subprocess
 import sys
 import threading
 import time
@@ -345,6 +347,38 @@ def nv_path(words):
     return paths, value
 
 
+LLDP_COLUMNS = ("Interface", "Speed", "Type", "Remote Host", "Remote Port")
+
+
+def lldp_table(socket_path):
+    """``nv show interface lldp`` laid out as NVIDIA's NVUE reference prints it (the corpus sample
+    ``lldp/nv_show_interface_lldp_cl5.txt``: a header, a rule of dashes as wide as each column, then one row for each
+    interface with a neighbour: its type, the neighbour's system name and port ID), from what the lab's leaf of this
+    switch's name hears: its real lldpd (lab/rdma/leaf.py), asked with ``lldpcli -f json0`` on its socket. Without a
+    leaf (no VM cabled into it) there is no row. The leaf's ports are taps, whose speed is no switch port's: the
+    Speed column stays empty."""
+    rows = []
+    if socket_path and os.path.exists(socket_path):
+        try:
+            proc = subprocess.run(["lldpcli", "-u", socket_path, "-f", "json0", "show", "neighbors"],
+                                  capture_output=True, text=True, timeout=10, check=False)
+            data = json.loads(proc.stdout) if proc.returncode == 0 else {}
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            data = {}
+        for block in data.get("lldp") or []:
+            for interface in block.get("interface") or []:
+                chassis = (interface.get("chassis") or [{}])[0]
+                port = (interface.get("port") or [{}])[0]
+                host = ((chassis.get("name") or [{}])[0]).get("value") or ""
+                port_id = ((port.get("id") or [{}])[0]).get("value") or ""
+                if interface.get("name") and host:
+                    rows.append((interface["name"], "", "swp", host, port_id))
+    rows.sort(key=lambda row: [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", row[0])])
+    widths = [max([len(LLDP_COLUMNS[i])] + [len(row[i]) for row in rows]) for i in range(len(LLDP_COLUMNS))]
+    lines = [LLDP_COLUMNS, tuple("-" * width for width in widths)] + rows
+    return "".join("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(line)) + "\n" for line in lines)
+
+
 def nv_command(switch, user, line):
     """Run one ``nv`` command line as ``user``; ``(output, exit status)``."""
     try:
@@ -377,6 +411,8 @@ def nv_command(switch, user, line):
         return (json.dumps(entries, indent=2) if entries else "{}") + "\n", 0
     if args[:2] == ["show", "interface"] and args[2:] == ["--operational", "-o", "json"]:
         return json.dumps(switch.operational_interfaces(), indent=2) + "\n", 0
+    if args == ["show", "interface", "lldp"]:
+        return lldp_table(switch.args.lldp_socket), 0
     if args[:2] == ["config", "detach"]:
         rev = pending.pop(user, None)
         if rev is not None:
@@ -667,6 +703,8 @@ def main(argv=None):
     parser.add_argument("--ssh-port", type=int, default=0, help="serve the nv command line over SSH on this port")
     parser.add_argument("--host-key", help="the SSH host key (made when missing)")
     parser.add_argument("--no-rest", action="store_true", help="no REST API (Cumulus Linux before 5.6, API not enabled)")
+    parser.add_argument("--lldp-socket", help="the control socket of the lab leaf's lldpd that stands for this "
+                                              "switch's LLDP (nv show interface lldp)")
     args = parser.parse_args(argv)
     with open(args.password_file, encoding="utf-8") as handle:
         args.password = handle.readline().rstrip("\n")

@@ -28,6 +28,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 from labutil import host_key_entry, host_key_pinned, pin_host_key, ssh_banner  # noqa: E402  pylint: disable=wrong-import-position
 from peer import ProcessPeer  # noqa: E402  pylint: disable=wrong-import-position
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rdma"))
+import leaf  # noqa: E402  pylint: disable=wrong-import-position,import-error
+
 NVUESIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nvuesim.py")
 
 
@@ -151,7 +154,9 @@ class NvueSwitch(ProcessPeer):
                 "--password-file", self.secret_file("password", self.vars.get("ansible_password", "cumulus")),
                 "--state-file", self.state_file, "--version", self.version, "--ports", str(self.ports),
                 "--breakouts", ",".join(str(p) for p in self.breakouts),
-                "--cert", self.path("cert.pem"), "--key", self.path("key.pem")]
+                "--cert", self.path("cert.pem"), "--key", self.path("key.pem"),
+                # Its LLDP is what the lab's leaf of its name hears (lab/rdma/leaf.py), once VMs are cabled into it.
+                "--lldp-socket", leaf.socket_path(self.lab.dir, self.name)]
         if not self.rest:
             argv.append("--no-rest")
         if self.ssh_port:

@@ -11,9 +11,13 @@ Run: python3 -m pytest -q -p no:cacheprovider lab/nvue/test_nvuesim.py
 import base64
 import json
 import os
+import shutil
+import signal
 import socket
 import ssl
+import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.parse
@@ -25,7 +29,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "common"))
 import corpus  # noqa: E402  pylint: disable=wrong-import-position
+import nvuesim  # noqa: E402  pylint: disable=wrong-import-position
 import peer_nvue  # noqa: E402  pylint: disable=wrong-import-position
+from peer_nvue import leaf  # noqa: E402  pylint: disable=wrong-import-position
 
 USER, PASSWORD = "cumulus", "sim-Secret-1"
 
@@ -231,3 +237,57 @@ def test_operational_interfaces_carry_the_guides_link_stats_and_the_armed_counte
     assert "swp31s2" in tree and "swp31" not in tree
     assert "stats" not in (sim("GET", "/interface?rev=applied")[1].get("swp1") or {}).get("link", {})
     assert sim.switch.state()["applies"] == 0
+
+
+def _ip(*argv):
+    return subprocess.run(["ip"] + list(argv), capture_output=True, text=True, check=False)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("lldpd"), reason="a leaf needs root, ip netns and lldpd")
+def test_nv_show_interface_lldp_lists_what_the_lab_leaf_of_the_switch_hears():
+    """``nv show interface lldp`` is what the lab's leaf of the switch's name hears (lab/rdma/leaf.py: a bridge and
+    a real lldpd in a namespace): a host namespace's lldpd cabled into its swp3 is listed with its system name and
+    its default port ID (the MAC address), in the layout of NVIDIA's published sample (the collection's parser of
+    that sample, nvue/parsers.py lldp_neighbours, reads the lab's through nvue_roce in the VM tiers). Without a leaf
+    the table has its header only."""
+    tag = os.getpid() % 100000
+    name, host_ns, link = "tl%d" % tag, "tlh%d" % tag, "tlv%d" % tag
+    # A short folder: a unix socket's path has at most 107 characters, pytest's own folders are longer.
+    lab = tempfile.mkdtemp(prefix="tl", dir="/tmp")
+    os.chmod(lab, 0o755)  # lldpd's unprivileged user reaches its socket through it, as through the lab's folder
+    socket_path = leaf.socket_path(lab, name)
+    assert nvuesim.lldp_table(socket_path).splitlines() == [
+        "Interface  Speed  Type  Remote Host  Remote Port", "---------  -----  ----  -----------  -----------"]
+    host_lldpd = None
+    try:
+        assert _ip("netns", "add", host_ns).returncode == 0
+        assert _ip("link", "add", link, "type", "veth", "peer", "name", "ens1np0", "netns", host_ns).returncode == 0
+        leaf.plug(lab, link, name, "swp3")
+        _ip("-n", host_ns, "link", "set", "ens1np0", "up")
+        mac = _ip("-n", host_ns, "-j", "link", "show", "ens1np0").stdout
+        mac = json.loads(mac)[0]["address"]
+        conf = os.path.join(lab, "host.conf")
+        with open(conf, "w") as handle:
+            handle.write("configure system hostname gpu07\nconfigure lldp tx-interval 1\n")
+        host_lldpd = subprocess.Popen(["ip", "netns", "exec", host_ns, "lldpd", "-d", "-u", os.path.join(lab, "host.sock"),
+                                       "-O", conf, "-I", "ens1np0"], stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL, start_new_session=True)
+        deadline, rows = time.time() + 30, []
+        while time.time() < deadline and not rows:
+            rows = [line for line in nvuesim.lldp_table(socket_path).splitlines()[2:] if line.strip()]
+            time.sleep(0.5)
+        assert [line.split() for line in rows] == [["swp3", "swp", "gpu07", mac]], rows
+        # NVIDIA's layout: the header, the rule as wide as each column (the MAC the widest of the last), the row.
+        assert nvuesim.lldp_table(socket_path).splitlines() == [
+            "Interface  Speed  Type  Remote Host  Remote Port      ", "---------  -----  ----  -----------  " + "-" * 17,
+            "swp3              swp   gpu07        " + mac]
+    finally:
+        if host_lldpd is not None:
+            os.killpg(host_lldpd.pid, signal.SIGTERM)
+            host_lldpd.wait(timeout=10)
+        # The cable out first (both ends of a veth go at once; a namespace's removal frees them later).
+        _ip("-n", host_ns, "link", "del", "ens1np0")
+        _ip("netns", "del", host_ns)
+        leaf.remove_unused(lab)
+        shutil.rmtree(lab, ignore_errors=True)
+    assert _ip("netns", "pids", leaf.namespace(name)).returncode != 0

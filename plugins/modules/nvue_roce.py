@@ -210,7 +210,7 @@ options:
       - V(gathered) reads the applied configuration (one C(GET) or C(nv config show)) and returns its RoCE part, in
         this module's own option shape (RV(gathered)); given back with V(merged), it changes nothing. It reads every
         interface's counters too (RV(counters); C(GET /nvue_v1/interface?rev=operational) or C(nv show interface
-        --operational -o json)).
+        --operational -o json)) and, over SSH, what the switch hears over LLDP (RV(lldp); C(nv show interface lldp)).
       - V(rendered) returns the C(nv) commands for a switch with nothing configured, without connecting to anything
         (RV(rendered)).
     type: str
@@ -295,6 +295,21 @@ counters:
   type: dict
   sample: {swp1: {in_errors: 0, in_discards: 0, in_packets: 2371, out_errors: 0, out_discards: 0, out_packets: 762,
                   carrier_transitions: 2}}
+lldp:
+  description:
+    - What the switch hears over LLDP on each interface with a neighbour (state gathered, O(transport=ssh)), from
+      C(nv show interface lldp) - C(host) (the neighbour's system name), C(port) (its port ID - an interface name,
+      or a MAC address where the neighbour is a host whose lldpd sends its default), C(speed), C(type).
+    - The validate role compares it with the site's cabling plan. Over the REST API it is not read (the API's LLDP
+      neighbour objects have no published sample to read them by).
+  returned: state gathered with O(transport=ssh), when the table could be read
+  type: dict
+  sample: {swp1: {host: server01, port: "48:b0:2d:76:ee:8e", speed: 1G, type: swp},
+           swp51: {host: spine01, port: swp1, speed: 1G, type: swp}}
+lldp_error:
+  description: Why C(nv show interface lldp)'s output could not be read (state gathered, O(transport=ssh)).
+  returned: when the LLDP table could not be read
+  type: str
 rendered:
   description: The C(nv) commands for a switch with nothing configured (state rendered), as RV(commands).
   returned: state rendered
@@ -451,6 +466,12 @@ def gather(run, params):
         config, release = read_applied(api)
         run.update(release=release, gathered=state.gathered(parsers.parse_config(config)),
                    counters=parsers.port_counters(api.interfaces()))
+        table = api.lldp_table()
+        if table is not None:
+            try:
+                run.update(lldp=parsers.lldp_neighbours(table))
+            except parsers.NvueLldpError as exc:
+                run.update(lldp_error="nv show interface lldp: %s" % exc)
     finally:
         run.update(requests=list(api.requests))
         if isinstance(api, NvueSsh):

@@ -125,6 +125,11 @@ speed:
   returned: always
   type: int
   sample: 400000
+mac:
+  description: The interface's Ethernet address (sysfs C(address)), lower case, or null where it has none.
+  returned: always
+  type: str
+  sample: "52:54:00:12:34:01"
 """
 
 from ansible.module_utils.basic import AnsibleModule

@@ -18,8 +18,8 @@ switch). Each fault is injected on a real part of that link:
 - ``aer``: twenty correctable errors injected at the NIC's PCIe root port (``pcie_aer_inject_error rp1 RCVR``)
   while ib_write_bw runs, which the guest's AER driver counts (a marginal PCIe link);
 - ``mtu``: one port's MTU put back to 1500 while the other keeps the lab's 4200 (a port left unconfigured);
-- ``miswire``: the receiver's two fabric cables swapped between the lab's leaf switches (its enp1s0 into leaf-r1's
-  port, its enp2s0 into leaf-r0's), unplugged (QEMU ``set_link ... off``) while they move and plugged again; the
+- ``miswire``: the receiver's two fabric cables swapped between the lab's leaf switches (its enp1s0 into leaf1's
+  port, its enp2s0 into leaf2's), unplugged (QEMU ``set_link ... off``) while they move and plugged again; the
   leaves' lldpd tells the guest's lldpd where each port now is, and the validation compares that with the lab's
   cabling plan (``validate_cabling``, inventories/lab/group_vars/gpu_nodes.yml).
 
@@ -48,6 +48,9 @@ from door import Lab  # noqa: E402  pylint: disable=wrong-import-position
 
 LAB = Lab(INVENTORY)
 HOSTS = ("node1", "node2")
+# The VMs' leaf switches (inventories/lab/hosts.yml): read with the traffic, as a site's validation reads them.
+SWITCHES = "cumulus_switches"
+LEAVES = ("leaf1", "leaf2")
 NETDEV = "enp1s0"
 # The link rate both ports report (Mb/s): virtio_net knows none until ethtool sets one.
 RAIL_MBPS = 100000
@@ -74,8 +77,8 @@ EXPECTED = {
     "miswire": (RECEIVER, (("%s/rxe0" % RECEIVER, "miswire"),)),
 }
 # The receiver's two cables swapped between the leaves; the same moves put them back.
-SWAP = [(("leaf-r0", "swp1"), ("leaf-r1", "swp9")), (("leaf-r1", "swp1"), ("leaf-r0", "swp1")),
-        (("leaf-r1", "swp9"), ("leaf-r1", "swp1"))]
+SWAP = [(("leaf2", "swp1"), ("leaf1", "swp9")), (("leaf1", "swp1"), ("leaf2", "swp1")),
+        (("leaf1", "swp9"), ("leaf1", "swp1"))]
 
 
 def vm(host, command, check=True):
@@ -88,7 +91,10 @@ def vm(host, command, check=True):
 def validate(report_dir):
     argv = ["ansible-playbook", "-i", INVENTORY, os.path.join(REPO, "playbooks", "validate.yml"),
             "-e", "roce_validate_hosts=lab_vms", "-e", "validate_report_dir=%s" % report_dir,
-            "-e", "roce_validate_switches=false"]
+            "-e", "roce_validate_switches=false",
+            # The leaves' port counters and LLDP tables (their NVUE simulators; leaf2's over SSH lists what the lab's
+            # leaf of that name hears), without their QoS checks.
+            "-e", "validate_switch_counters=true", "-e", "roce_switch_hosts=%s" % SWITCHES]
     started = time.time()
     proc = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, check=False)
     path = os.path.join(report_dir, "report.json")
@@ -166,8 +172,8 @@ def inject(name, host, healthy_gbps, loss=LOSS):
     if name == "aer":
         return during_traffic(host, lambda: aer_burst(host)), lambda: None
     if name == "miswire":
-        swap_cables(host, "leaf-r1")
-        return None, lambda: swap_cables(host, "leaf-r0")
+        swap_cables(host, "leaf1")
+        return None, lambda: swap_cables(host, "leaf2")
     if name == "mtu":
         vm(host, "ip link set %s mtu 1500" % NETDEV)
         return None, lambda: vm(host, "ip link set %s mtu 4200" % NETDEV)
@@ -212,7 +218,7 @@ def main():
         lines.append(text)
 
     started = time.time()
-    LAB.up(*HOSTS, keep_state=True)
+    LAB.up(*(HOSTS + LEAVES), keep_state=True)
     for host in HOSTS:
         vm(host, RXE)
         vm(host, "tc qdisc del dev %s root 2>/dev/null; ip link set %s mtu 4200" % (NETDEV, NETDEV), check=False)
@@ -227,6 +233,10 @@ def main():
     healthy_gbps = float(report["location"].get("reference_gbps") or 0.04)
     say("lab faults: node1 <-> node2 (Soft-RoCE rxe0 on %s, QEMU TCG), healthy bandwidth %.4f Gb/s"
         % (NETDEV, healthy_gbps))
+    switches = report["location"].get("switches") or {}
+    say("switches read: counters %s; own LLDP table %s%s" % (
+        ", ".join(switches.get("read") or []) or "none", ", ".join(switches.get("lldp") or []) or "none",
+        "; not read: %s" % switches["lldp_unread"] if switches.get("lldp_unread") else ""))
     say("%-8s %-6s %-28s %-5s %-34s %s" % ("fault", "on", "expected", "right", "first finding", "seconds"))
     named = []
     for name in [n for n in args.faults.split(",") if n]:
@@ -271,7 +281,7 @@ def main():
                 "readings" % (100 * statistics.median(healthy_loss), 100 * max(healthy_loss), len(healthy_loss)))
     say("wall: %.0f s" % (time.time() - started))
     if not args.keep:
-        LAB.down(*HOSTS)
+        LAB.down(*(HOSTS + LEAVES))
     if args.out:
         with open(args.out, "w") as handle:
             handle.write("\n".join(lines) + "\n")

@@ -33,6 +33,7 @@ import json
 import random
 
 from ansible_collections.roce.fabric.plugins.module_utils.qos.counters import deltas, parse_ethtool_stats
+from ansible_collections.roce.fabric.plugins.module_utils.nvue import parsers as nvue_parsers
 from ansible_collections.roce.fabric.plugins.module_utils.validate import lldp, pcie
 from ansible_collections.roce.fabric.plugins.module_utils.validate.schedule import circle_rounds
 
@@ -273,7 +274,7 @@ def run(fleet, faults, seed, noise=0.05, transient=0.01, benign=0.005, gpus=True
                 continue
             for mine, theirs in ((fault["endpoint"], fault["second"]), (fault["second"], fault["endpoint"])):
                 planned, other = fleet.endpoints[mine], fleet.endpoints[theirs]
-                table = lldp.parse_nv_interface_lldp(nv_lldp_table([(planned["switch_port"], "400G", "swp",
+                table = nvue_parsers.lldp_neighbours(nv_lldp_table([(planned["switch_port"], "400G", "swp",
                                                                      other["host"], other["mac"])]))
                 heard = table[planned["switch_port"]]
                 switch_lldp["%s/%s" % (planned["switch"], planned["switch_port"])] = dict(host=heard["host"],

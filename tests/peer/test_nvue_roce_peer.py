@@ -470,8 +470,8 @@ def test_gathered_is_the_switchs_configuration_in_the_modules_own_shape(which, r
 def test_gathered_reads_every_ports_counters_over_rest_and_ssh(which, request, tmp_path):
     """Issue 39: state gathered also reads the operational interface tree (GET /nvue_v1/interface?rev=operational on
     leaf1, nv show interface --operational -o json on leaf2) and returns each port's link.stats under the names the
-    validation reads; the roce_switch role's counters tasks read them delegated from a play of another host. Reads
-    only: no revision, nothing applied."""
+    validation reads; the roce_switch role's counters tasks read them delegated from a play of another host, with
+    the switch's LLDP table where the transport reads one (SSH). Reads only: no revision, nothing applied."""
     switch = request.getfixturevalue(which)
     switch.set_faults(counters={"swp3": {"in-errors": 40, "out-drops": 6, "carrier-transitions": 4}})
     before, mutating = switch.state(), switch.mutating_requests()
@@ -480,6 +480,14 @@ def test_gathered_reads_every_ports_counters_over_rest_and_ssh(which, request, t
     assert got["counters"]["swp3"] == dict(in_errors=40, in_discards=0, in_packets=0, out_errors=0, out_discards=6,
                                            out_packets=0, carrier_transitions=4)
     assert got["counters"]["swp1"]["in_errors"] == 0
+    # What the switch hears over LLDP: read over SSH (nv show interface lldp, what the lab's leaf of this name hears,
+    # nothing while no VM is cabled into it); over the REST API it is not read.
+    if which == "leaf2":
+        assert isinstance(got["lldp"], dict) and all(set(v) == {"host", "port", "speed", "type"}
+                                                     for v in got["lldp"].values()), got["lldp"]
+        assert "nv show interface lldp" in got["requests"]
+    else:
+        assert "lldp" not in got and "lldp_error" not in got
     out = tmp_path / "counters.json"
     playbook = tmp_path / "counters.yml"
     playbook.write_text(
@@ -491,6 +499,7 @@ def test_gathered_reads_every_ports_counters_over_rest_and_ssh(which, request, t
     proc = subprocess.run(["ansible-playbook", "-i", INVENTORY, str(playbook)], capture_output=True, text=True,
                           cwd=REPO, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
-    assert json.loads(out.read_text())["before"][which]["ports"]["swp3"]["in_errors"] == 40
+    read = json.loads(out.read_text())["before"][which]
+    assert read["ports"]["swp3"]["in_errors"] == 40 and ("lldp" in read) == (which == "leaf2"), read.keys()
     assert switch.mutating_requests() == mutating
     unchanged(switch, before)

@@ -139,6 +139,11 @@ class NvueRest(object):
         """The operational interface tree, each interface's ``link.stats`` in it (``GET /nvue_v1/interface``)."""
         return self._call("GET", "/interface", rev="operational", what="reading the interfaces' counters")
 
+    def lldp_table(self):
+        """None: the API's LLDP neighbour objects have no published sample to read them by (``nv show interface
+        lldp`` over SSH has)."""
+        return None
+
     def revision(self, rev):
         return self._call("GET", "/revision/" + quote(rev, safe=""), what="reading revision %s" % rev)
 
@@ -295,6 +300,10 @@ class NvueSsh(object):
             return json.loads(output)
         except ValueError as exc:
             raise NvueApiError("nv show interface printed something that is not its JSON: %s" % exc)
+
+    def lldp_table(self):
+        """What the switch hears over LLDP on its interfaces, ``nv show interface lldp`` as it prints it."""
+        return self.checked(["nv", "show", "interface", "lldp"], False)
 
     def create(self):
         # The login's pending configuration is the account's, shared by every session of it: something staged there

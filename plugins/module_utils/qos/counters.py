@@ -278,5 +278,8 @@ def traffic_checks(before_results, after_results, priority, dscp, captures=None,
         # The link's rate (Mb/s) at the window's end, where the driver knows it.
         if after.get("speed"):
             record["speed_mbps"] = after["speed"]
+        # Its MAC address, as a switch's LLDP table names the port (lldpd's default port ID on a host).
+        if after.get("mac"):
+            record["mac"] = after["mac"]
         checks.append(record)
     return checks

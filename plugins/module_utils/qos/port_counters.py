@@ -12,6 +12,7 @@ Used by roce.fabric.rdma_counters (one snapshot) and roce.fabric.traffic_window 
 from __future__ import annotations
 
 import os
+import re
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.pci import read_sysfs
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError
@@ -35,10 +36,16 @@ def _sysfs_int(path):
     return int(value) if value is not None and value.strip().isdigit() else None
 
 
+def _mac(text):
+    value = (text or "").strip().lower()
+    return value if re.match(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$", value) else None
+
+
 def read_port(module, root, netdev, device=None, port=1, ethtool=True):
-    """``{netdev, driver, ethtool, ethtool_error, hw_counters, priorities, mtu, carrier_changes, speed}`` of one port
-    (the last three from the netdev's sysfs: its MTU, how often its carrier went down or up since it was made, which
-    every driver keeps, and the link's rate in Mb/s, None where the driver does not know it); FabricError (``kind``
+    """``{netdev, driver, ethtool, ethtool_error, hw_counters, priorities, mtu, carrier_changes, speed, mac}`` of one
+    port (the last four from the netdev's sysfs: its MTU, how often its carrier went down or up since it was made,
+    which every driver keeps, the link's rate in Mb/s, None where the driver does not know it, and its Ethernet
+    address, None where it has none); FabricError (``kind``
     bad_input or no_device) for a name that is not one or a netdev the host does not have."""
     try:
         state.check_names(netdev, device)
@@ -66,4 +73,6 @@ def read_port(module, root, netdev, device=None, port=1, ethtool=True):
                 mtu=_sysfs_int(os.path.join(net_dir, "mtu")),
                 carrier_changes=_sysfs_int(os.path.join(net_dir, "carrier_changes")),
                 # -1 (SPEED_UNKNOWN) or unreadable (a link that is down) is None.
-                speed=_sysfs_int(os.path.join(net_dir, "speed")))
+                speed=_sysfs_int(os.path.join(net_dir, "speed")),
+                # The port's MAC address: a switch's LLDP table names a host's port by it (lldpd's default port ID).
+                mac=_mac(read_sysfs(os.path.join(net_dir, "address"))))

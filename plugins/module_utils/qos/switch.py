@@ -175,10 +175,11 @@ def families(switches, hostvars):
 
 
 def counter_reads(results, unknown=None, earlier=None, phase=None):
-    """``{switch: {"ports": {port: counters}}}`` from the registered loops of the family modules run with state
-    gathered, one item a switch (``delegate_to``); a switch that failed or did not answer is ``{"error": why}``, as is
-    one of no known family (``unknown``, from ``families``). With ``phase``, ``earlier``'s phases with this one's
-    reads under ``phase`` (``{"before": ..., "after": ...}``)."""
+    """``{switch: {"ports": {port: counters}}}`` (with ``"lldp"``: ``{port: {host, port}}`` where the module read the
+    switch's LLDP table) from the registered loops of the family modules run with state gathered, one item a switch
+    (``delegate_to``); a switch that failed or did not answer is ``{"error": why}``, as is one of no known family
+    (``unknown``, from ``families``). With ``phase``, ``earlier``'s phases with this one's reads under ``phase``
+    (``{"before": ..., "after": ...}``)."""
     if phase:
         return dict(earlier or {}, **{phase: counter_reads(results, unknown)})
     out = dict((name, {"error": why}) for name, why in (unknown or {}).items())
@@ -191,4 +192,9 @@ def counter_reads(results, unknown=None, earlier=None, phase=None):
                 out[name] = {"error": result.get("msg") or "the switch's module returned no counters"}
             else:
                 out[name] = {"ports": result["counters"]}
+                # What the switch hears over LLDP (nvue_roce over SSH), or why its table could not be read.
+                if isinstance(result.get("lldp"), dict):
+                    out[name]["lldp"] = result["lldp"]
+                elif result.get("lldp_error"):
+                    out[name]["lldp_error"] = result["lldp_error"]
     return out

@@ -57,6 +57,24 @@ def switch_port_deltas(switch_counters):
     return deltas, unread
 
 
+def switch_lldp_of(switch_counters):
+    """``({"switch/port": {host, port}}, {switch: why its LLDP table was not read})``: what each switch heard over
+    LLDP (the ``lldp`` its family module read with its counters, the read after the traffic where there is one), for
+    the fault location to compare with the cabling plan. A switch whose module reads no LLDP table (Onyx, NVUE's
+    REST API) is in neither."""
+    heard, unread = {}, {}
+    for phase in ("before", "after"):
+        for switch, read in sorted(((switch_counters or {}).get(phase) or {}).items()):
+            if isinstance((read or {}).get("lldp"), dict):
+                unread.pop(switch, None)
+                for port, neighbour in read["lldp"].items():
+                    if isinstance(neighbour, dict) and neighbour.get("host"):
+                        heard["%s/%s" % (switch, port)] = dict(host=neighbour["host"], port=neighbour.get("port"))
+            elif (read or {}).get("lldp_error"):
+                unread[switch] = read["lldp_error"]
+    return heard, unread
+
+
 def host_of(address, addresses, names=()):
     """The inventory host an address NCCL's RAS gives belongs to: the host of that name, the host whose
     ``addresses`` (``{host: [address, ...]}``) list it, else the address itself (a host the run does not know)."""
@@ -69,12 +87,13 @@ def host_of(address, addresses, names=()):
     return address
 
 
-def run_inputs(tests, hosts, cabling=None, switch_ports=None, addresses=None):
+def run_inputs(tests, hosts, cabling=None, switch_ports=None, addresses=None, switch_lldp=None):
     """``(fleet, rails, evidence)`` of one run for ``locate``: ``tests`` as merge_results returns them, ``hosts`` as
     build_report takes them (each host's ``checks``), ``cabling`` the site's plan, ``{host: {netdev: {switch,
     port}}}`` (without it the LLDP neighbours are checked for the rail's alignment), ``switch_ports`` the switch
     ports' counter deltas of the traffic (``switch_port_deltas``), ``addresses`` each host's addresses, ``{host:
-    [address, ...]}``, to name the host of a rank NCCL's RAS found missing (``host_of``)."""
+    [address, ...]}``, to name the host of a rank NCCL's RAS found missing (``host_of``), ``switch_lldp`` what the
+    switches heard over LLDP (``switch_lldp_of``)."""
     endpoints, rail = {}, []
     for test in tests:
         if test.get("tool") not in PAIR_BW_TOOLS or test.get("status") not in ("passed", "failed"):
@@ -90,9 +109,12 @@ def run_inputs(tests, hosts, cabling=None, switch_ports=None, addresses=None):
     readings = {}
     for name, wiring in endpoints.items():
         for check in (hosts.get(wiring["host"]) or {}).get("checks") or []:
-            if check.get("device") != wiring["device"] or not (isinstance(check.get("nic"), dict) or check.get("pcie")
-                                                               or check.get("lldp") or check.get("rdma")
-                                                               or check.get("mtu") or check.get("speed_mbps")):
+            # The port's traffic check (its name and netdev), or any check of the device with a reading.
+            traffic = str(check.get("name") or "").startswith("traffic ") and check.get("netdev")
+            if check.get("device") != wiring["device"] or not (traffic or isinstance(check.get("nic"), dict)
+                                                               or check.get("pcie") or check.get("lldp")
+                                                               or check.get("rdma") or check.get("mtu")
+                                                               or check.get("speed_mbps")):
                 continue
             readings[name] = dict(nic=check.get("nic") or {}, rdma=check.get("rdma") or {})
             if check.get("mtu"):
@@ -100,6 +122,8 @@ def run_inputs(tests, hosts, cabling=None, switch_ports=None, addresses=None):
             if check.get("speed_mbps"):
                 readings[name]["speed_mbps"] = check["speed_mbps"]
             wiring["netdev"] = check.get("netdev")
+            if check.get("mac"):
+                wiring["mac"] = check["mac"]
             # The switch port LLDP hears on it (traffic_window), against the plan's.
             if isinstance(check.get("lldp"), dict) and check["lldp"].get("switch"):
                 readings[name]["lldp"] = dict(switch=check["lldp"]["switch"], port=check["lldp"].get("port"))
@@ -130,7 +154,8 @@ def run_inputs(tests, hosts, cabling=None, switch_ports=None, addresses=None):
                          whole_host=bool(rank.get("whole_host")), address=str(rank["host"]),
                          check="%s's %s" % (host, check.get("name"))))
     fleet = dict(endpoints=endpoints, hosts=sorted(set(w["host"] for w in endpoints.values())))
-    return fleet, ({RAIL: rail} if rail else {}), dict(endpoints=readings, switch_ports=switch_ports or {}, hosts=gpus)
+    return fleet, ({RAIL: rail} if rail else {}), dict(endpoints=readings, switch_ports=switch_ports or {}, hosts=gpus,
+                                                       switch_lldp=switch_lldp or {})
 
 
 def retest_pairs(tests):
@@ -181,8 +206,12 @@ def findings_of(tests, hosts, retest_tests=None, cabling=None, switch_counters=N
     why the retests could not be planned, for the note on suspects left unretested; ``loss_rate``: the share of a
     port's RDMA packets lost that is evidence (``locate.transport_loss``); ``addresses``: see ``run_inputs``."""
     switch_ports, unread = switch_port_deltas(switch_counters)
-    fleet, rails, evidence = run_inputs(tests, hosts, cabling, switch_ports, addresses)
-    switches = dict(read=sorted(set(key.split("/", 1)[0] for key in switch_ports)), unread=unread)
+    heard, lldp_unread = switch_lldp_of(switch_counters)
+    fleet, rails, evidence = run_inputs(tests, hosts, cabling, switch_ports, addresses, heard)
+    switches = dict(read=sorted(set(key.split("/", 1)[0] for key in switch_ports)), unread=unread,
+                    lldp=sorted(set(key.split("/", 1)[0] for key in heard)))
+    if lldp_unread:
+        switches["lldp_unread"] = lldp_unread
     if not rails:
         found = locate(fleet, {}, evidence, loss_rate=loss_rate)["findings"] if evidence["hosts"] else []
         return found, dict(pairs=0, note="no pair test ran: nothing to locate", switches=switches)

@@ -51,38 +51,3 @@ def parse_neighbors(text):
                              port_descr=port_descr,
                              port=port_id if port_id_type == "ifname" else (port_descr or port_id))
     return out
-
-
-def parse_nv_interface_lldp(text):
-    """Cumulus Linux's ``nv show interface lldp`` table (NVUE 5.x): ``{interface: {host, port, speed, type}}`` for
-    each interface with a neighbour. The columns are found from the dashes under the header, so a long name that
-    fills its column does not shift the others."""
-    lines = [line.rstrip("\n") for line in (text or "").splitlines()]
-    for number, line in enumerate(lines):
-        if line.startswith("Interface") and "Remote Host" in line and number + 1 < len(lines):
-            rule = lines[number + 1]
-            break
-    else:
-        raise LldpError("no 'Interface ... Remote Host  Remote Port' header: not nv show interface lldp output")
-    spans, start = [], None
-    for index, char in enumerate(rule + " "):
-        if char == "-" and start is None:
-            start = index
-        elif char != "-" and start is not None:
-            spans.append((start, index))
-            start = None
-    if len(spans) < 5:
-        raise LldpError("the header rule has %d columns, not 5" % len(spans))
-    names = ("interface", "speed", "type", "host", "port")
-    out = {}
-    for line in lines[number + 2:]:
-        if not line.strip():
-            continue
-        cells = []
-        for column, (begin, end) in enumerate(spans[:5]):
-            stop = spans[column + 1][0] if column + 1 < len(spans) else len(line)
-            cells.append(line[begin:stop].strip())
-        row = dict(zip(names, cells))
-        if row["interface"] and row["host"]:
-            out[row["interface"]] = dict(host=row["host"], port=row["port"], speed=row["speed"], type=row["type"])
-    return out

@@ -436,7 +436,7 @@ def test_pcie_samples(name):
 def test_lldp_samples(name):
     expect = expectations("lldp", name)
     if name.startswith("nv_show_"):
-        table = lldp.parse_nv_interface_lldp(corpus.read("lldp", name))
+        table = nvue_parsers.lldp_neighbours(corpus.read("lldp", name))
         assert len(table) == int(expect.pop("count"))
         for interface, value in expect.items():
             assert "%s/%s" % (table[interface]["host"], table[interface]["port"]) == value, table[interface]

@@ -12,6 +12,7 @@ import os
 
 import pytest
 
+from ansible_collections.roce.fabric.plugins.module_utils.nvue import parsers as nvue_parsers
 from ansible_collections.roce.fabric.plugins.module_utils.qos import counters
 from ansible_collections.roce.fabric.plugins.module_utils.validate import junit, nccl, nccl_ras, plan
 from ansible_collections.roce.fabric.plugins.module_utils.validate.findings import (
@@ -19,6 +20,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.validate.findings impo
     pair_matrix,
     retest_pairs,
     run_inputs,
+    switch_lldp_of,
     switch_port_deltas,
 )
 from ansible_collections.roce.fabric.plugins.module_utils.validate.locate import locate
@@ -143,7 +145,7 @@ def test_two_hosts_cannot_name_the_end_of_a_failing_pair():
     findings, location = findings_of(tests, hosts_with())
     assert findings == [] and "three hosts or more" in location["note"]
     assert findings_of([], {}) == ([], dict(pairs=0, note="no pair test ran: nothing to locate",
-                                            switches=dict(read=[], unread={})))
+                                            switches=dict(read=[], unread={}, lldp=[])))
 
 
 def test_the_traffic_check_carries_the_deltas_the_findings_read():
@@ -205,7 +207,7 @@ def test_a_switch_port_that_counted_receive_errors_adds_its_evidence_to_the_cabl
     assert [e["kind"] for e in top["evidence"]] == ["matrix", "switch_rx"]
     assert top["evidence"][1]["text"] == ("1200 receive errors on sw1 Eth1/4: the host-to-switch direction (host "
                                           "transmitter, cable or optic)")
-    assert location["switches"] == dict(read=["sw1"], unread={"sw2": "timed out"})
+    assert location["switches"] == dict(read=["sw1"], unread={"sw2": "timed out"}, lldp=[])
     # Without the switch's counters the matrix alone names the port for inspection only.
     alone = findings_of(merged("gpu04"), hosts, None, cabling)[0][0]
     assert [e["kind"] for e in alone["evidence"]] == ["matrix"] and alone["confidence"] == "low"
@@ -368,3 +370,35 @@ def test_every_rank_of_a_host_missing_names_the_host_and_joins_the_matrix_s_host
     host = [f for f in result["findings"] if f["part"] == "host"]
     assert [(f["id"], [e["kind"] for e in f["evidence"]], f["confidence"]) for f in host] == [
         ("gpu04", ["matrix", "rails", "nccl_ras"], "high")], result["findings"]
+
+
+def test_a_switch_s_own_lldp_table_read_with_its_counters_is_compared_with_the_plan():
+    """A Cumulus switch's ``nv show interface lldp`` (NVIDIA's published sample, read by nvue_roce over SSH with its
+    counters): swp1 hears server01 by its MAC, swp2 server02. The plan puts gpu01 on swp1: the switch side says the
+    neighbour is another host, a miswire even though every pair passed. gpu02 on swp2 is planned as server02's port
+    (its MAC as the table names it): no finding. A switch whose table could not be read is said so."""
+    table = nvue_parsers.lldp_neighbours(corpus.read("lldp", "nv_show_interface_lldp_cl5.txt"))
+    reads = {"before": {"leaf01": {"ports": {}, "lldp": table}, "leaf02": {"ports": {}, "lldp_error": "bad table"}},
+             "after": {"leaf01": {"ports": {}, "lldp": table}, "leaf02": {"ports": {}}}}
+    heard, unread = switch_lldp_of(reads)
+    assert heard["leaf01/swp1"] == dict(host="server01", port="48:b0:2d:76:ee:8e") and unread == {"leaf02": "bad table"}
+    hosts = hosts_with()
+    hosts["gpu02"]["checks"][0]["mac"] = "48:b0:2d:86:c1:f8"
+    cabling = {"gpu01": {"ens1f0np0": {"switch": "leaf01", "port": "swp1"}},
+               "server02": {"ens1f0np0": {"switch": "leaf01", "port": "swp2"}}}
+    findings, location = findings_of(merged(), hosts, cabling=cabling, switch_counters=reads)
+    assert [(f["part"], f["id"]) for f in findings] == [("miswire", "gpu01/mlx5_0")], findings
+    assert findings[0]["evidence"] == [dict(kind="switch_lldp", text=(
+        "LLDP on leaf01 swp1: the neighbour is server01 48:b0:2d:76:ee:8e, the plan says gpu01 (gpu01/mlx5_0)"))]
+    assert location["switches"]["lldp"] == ["leaf01"] and location["switches"]["lldp_unread"] == {"leaf02": "bad table"}
+    # The MAC compare: gpu02 planned on swp2 whose neighbour is "server02"; named so in the plan's host, its own MAC
+    # matches; another MAC on that port is a miswire.
+    renamed = dict((("server02" if h == "gpu02" else h), v) for h, v in hosts.items())
+    tests = [dict(t, server="server02" if t["server"] == "gpu02" else t["server"],
+                  client="server02" if t["client"] == "gpu02" else t["client"]) for t in merged()]
+    assert findings_of(tests, renamed, cabling={"server02": cabling["server02"]}, switch_counters=reads)[0] == []
+    renamed["server02"]["checks"][0]["mac"] = "48:b0:2d:08:de:37"
+    found = findings_of(tests, renamed, cabling={"server02": cabling["server02"]}, switch_counters=reads)[0]
+    assert [(f["part"], f["id"]) for f in found] == [("miswire", "server02/mlx5_0")]
+    assert "the neighbour's port is 48:b0:2d:86:c1:f8, not server02/mlx5_0's ens1f0np0 (48:b0:2d:08:de:37)" in \
+        found[0]["evidence"][0]["text"]

@@ -12,6 +12,7 @@ import random
 import pytest
 
 from ansible_collections.roce.fabric.plugins.module_utils.qos.counters import deltas, parse_counter_lines, parse_ethtool_stats
+from ansible_collections.roce.fabric.plugins.module_utils.nvue import parsers as nvue_parsers
 from ansible_collections.roce.fabric.plugins.module_utils.validate import lldp, locate, pcie
 from ansible_collections.roce.fabric.tests.fleet import model
 from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
@@ -179,7 +180,7 @@ def test_without_a_cabling_plan_lldp_gives_the_switches_and_the_rail_alignment_f
 
 def test_the_switch_s_own_lldp_table_against_the_plan():
     # NVIDIA's sample of nv show interface lldp: swp1 hears server01 by its MAC, swp51 hears spine01 swp1.
-    table = lldp.parse_nv_interface_lldp(corpus.read("lldp", "nv_show_interface_lldp_cl5.txt"))
+    table = nvue_parsers.lldp_neighbours(corpus.read("lldp", "nv_show_interface_lldp_cl5.txt"))
     wiring = dict(WIRING, host="server01", switch="leaf01", switch_port="swp1", mac="48:b0:2d:76:ee:8e")
     assert locate.switch_side_lldp("server01/r0", wiring, table["swp1"]) is None
     other_port = locate.switch_side_lldp("server01/r0", dict(wiring, mac="48:b0:2d:86:c1:f8"), table["swp1"])
