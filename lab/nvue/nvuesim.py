@@ -18,8 +18,9 @@ and, with ``--ssh-port``, the ``nv`` command line over SSH (exec requests), on t
 ``nv config show [-r applied|startup] -o json`` (a list, ``[{"header": ...}, {"set": ...}]``, as ``startup.yaml``),
 ``nv set``/``nv unset`` (staged in the login's pending revision; ports as ranges ``swp1-4,swp7``),
 ``nv config apply [-y]`` (``Invalid config [rev_id: N]`` and the reasons, exit 1, when refused),
-``nv config detach``, ``nv config save`` and ``nv show interface lldp`` (what the lab's leaf of the switch's name
-hears, ``--lldp-socket``).
+``nv config detach``, ``nv config save``, ``nv show interface lldp`` (what the lab's leaf of the switch's name
+hears, ``--lldp-socket``) and ``nv show interface <port> counters qos pfc-stats`` (``qos counters pfc-stats``
+before 5.5; fault ``pfc``).
 
 The switch starts from the applied configuration of a real Cumulus Linux 5.5.0 switch (the corpus sample
 ``nvue/config_applied_5.5.0_vx.json``), with the release of ``--version`` in its header; on a release before
@@ -348,6 +349,28 @@ def nv_path(words):
 
 
 LLDP_COLUMNS = ("Interface", "Speed", "Type", "Remote Host", "Remote Port")
+PFC_COLUMNS = ("switch-priority", "rx-pause-frames", "rx-pause-duration", "tx-pause-frames", "tx-pause-duration")
+# nv show interface <port> counters qos pfc-stats from Cumulus Linux 5.5; qos counters pfc-stats before.
+COUNTERS_FIRST_SINCE = (5, 5)
+
+
+def nv_table(columns, rows):
+    """An ``nv show`` table as NVUE lays it out: the header, a rule of dashes as wide as each column (its header or
+    its widest value), the rows; two spaces between columns, every cell padded to its column."""
+    widths = [max([len(columns[i])] + [len(row[i]) for row in rows]) for i in range(len(columns))]
+    lines = [columns, tuple("-" * width for width in widths)] + list(rows)
+    return "".join("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(line)) + "\n" for line in lines)
+
+
+def pfc_table(armed):
+    """``nv show interface <port> counters qos pfc-stats`` laid out as NVIDIA's NVUE reference prints it (the corpus
+    sample ``nvue/nv_show_counters_qos_pfc_stats_5.5_doc.txt``): one row a switch priority, 0-7; no traffic passes
+    here, so every counter is 0 but what the lab armed (fault ``pfc``: ``{"swp1": {"3": {"rx-pause-frames": 9}}}``)."""
+    rows = []
+    for priority in range(8):
+        values = (armed or {}).get(str(priority)) or {}
+        rows.append(tuple([str(priority)] + [str(int(values.get(column, 0))) for column in PFC_COLUMNS[1:]]))
+    return nv_table(PFC_COLUMNS, rows)
 
 
 def lldp_table(socket_path):
@@ -374,9 +397,7 @@ def lldp_table(socket_path):
                 if interface.get("name") and host:
                     rows.append((interface["name"], "", "swp", host, port_id))
     rows.sort(key=lambda row: [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", row[0])])
-    widths = [max([len(LLDP_COLUMNS[i])] + [len(row[i]) for row in rows]) for i in range(len(LLDP_COLUMNS))]
-    lines = [LLDP_COLUMNS, tuple("-" * width for width in widths)] + rows
-    return "".join("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(line)) + "\n" for line in lines)
+    return nv_table(LLDP_COLUMNS, rows)
 
 
 def nv_command(switch, user, line):
@@ -413,6 +434,12 @@ def nv_command(switch, user, line):
         return json.dumps(switch.operational_interfaces(), indent=2) + "\n", 0
     if args == ["show", "interface", "lldp"]:
         return lldp_table(switch.args.lldp_socket), 0
+    counters_first = release_tuple(switch.data["version"]) >= COUNTERS_FIRST_SINCE
+    wanted = ["counters", "qos", "pfc-stats"] if counters_first else ["qos", "counters", "pfc-stats"]
+    if args[:2] == ["show", "interface"] and len(args) == 6 and args[3:] == wanted:
+        if not switch.port_exists(args[2]):
+            return "Error: interface %s not found\n" % args[2], 1
+        return pfc_table((switch.data["faults"].get("pfc") or {}).get(args[2])), 0
     if args[:2] == ["config", "detach"]:
         rev = pending.pop(user, None)
         if rev is not None:

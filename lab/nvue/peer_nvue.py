@@ -180,10 +180,11 @@ class NvueSwitch(ProcessPeer):
     def fault(self, **faults):
         """``apply`` (``fail`` or ``hang``, None to clear), ``drop_after`` (requests answered before the connection
         is closed unanswered), ``delay`` (seconds before each answer), ``counters`` (``{port: {stat: value}}``, the
-        ports' ``link.stats`` as the NVUE API names them)."""
-        unknown = set(faults) - {"apply", "drop_after", "delay", "counters"}
+        ports' ``link.stats`` as the NVUE API names them), ``pfc`` (``{port: {priority: {column: value}}}``, what
+        ``nv show interface <port> counters qos pfc-stats`` counts)."""
+        unknown = set(faults) - {"apply", "drop_after", "delay", "counters", "pfc"}
         if unknown:
-            raise SystemExit("lab: %s takes the faults apply, drop_after, delay and counters, not %s"
+            raise SystemExit("lab: %s takes the faults apply, drop_after, delay, counters and pfc, not %s"
                              % (self.name, ", ".join(sorted(unknown))))
         with open(self.state_file + ".lock", "a") as lock:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # the simulator's lock: no request's save overwrites this

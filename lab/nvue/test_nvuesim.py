@@ -291,3 +291,15 @@ def test_nv_show_interface_lldp_lists_what_the_lab_leaf_of_the_switch_hears():
         leaf.remove_unused(lab)
         shutil.rmtree(lab, ignore_errors=True)
     assert _ip("netns", "pids", leaf.namespace(name)).returncode != 0
+
+
+def test_pfc_stats_are_laid_out_as_nvidia_s_sample_and_carry_what_the_lab_armed():
+    """``nv show interface <port> counters qos pfc-stats``: with nothing armed, the table is NVIDIA's published
+    example (the corpus sample), line for line, each row's cells padded alike (the example's last line lost its
+    trailing spaces in the documentation's code block); armed counters widen their column as NVUE's tables do."""
+    sample = corpus.body("nvue", "nv_show_counters_qos_pfc_stats_5.5_doc.txt").splitlines()
+    table = nvuesim.pfc_table(None).splitlines()
+    assert table[:-1] == sample[:-1] and table[-1].rstrip() == sample[-1] and len(table) == len(sample) == 10
+    armed = nvuesim.pfc_table({"3": {"rx-pause-frames": 1234567890123456789, "tx-pause-duration": 7}}).splitlines()
+    assert armed[0].split() == list(nvuesim.PFC_COLUMNS) and armed[5].split() == ["3", "1234567890123456789", "0", "0", "7"]
+    assert len(armed[1].split()[1]) == 19

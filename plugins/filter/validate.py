@@ -12,6 +12,7 @@ from ansible.module_utils.parsing.convert_bool import boolean
 from ansible_collections.roce.fabric.plugins.module_utils.qos.contract import ContractError, value_conflicts
 from ansible_collections.roce.fabric.plugins.module_utils.validate.checks import discovery_check as _discovery_check
 from ansible_collections.roce.fabric.plugins.module_utils.validate.checks import nccl_environment, traffic_ports
+from ansible_collections.roce.fabric.plugins.module_utils.validate.findings import cabling_ports
 from ansible_collections.roce.fabric.plugins.module_utils.validate.gpu import health_check
 from ansible_collections.roce.fabric.plugins.module_utils.validate.nccl import first_address, host_addresses, mpi_run, mpi_run_checks
 from ansible_collections.roce.fabric.plugins.module_utils.validate.plan import side_outcome
@@ -63,6 +64,13 @@ def validate_host_addresses(hosts, hostvars):
     hosts = [host for host in hosts or [] if host in hostvars]
     extra = dict((host, [hostvars[host].get("ansible_host")]) for host in hosts)
     return host_addresses(dict((host, _facts(hostvars, host)) for host in hosts), extra)
+
+
+def validate_cabling_ports(cabling):
+    """The switch ports the cabling plan names, by switch."""
+    if not isinstance(cabling, dict):
+        raise AnsibleFilterError("validate_cabling_ports expects the cabling plan, {host: {netdev: {switch, port}}}")
+    return cabling_ports(cabling)
 
 
 def switch_checks(hosts, hostvars):
@@ -155,6 +163,7 @@ class FilterModule:
                 "validate_mpi_run": validate_mpi_run, "validate_mpi_checks": validate_mpi_checks,
                 "validate_mpi_ssh_problems": validate_mpi_ssh_problems,
                 "validate_side_outcome": validate_side_outcome, "validate_host_addresses": validate_host_addresses,
+                "validate_cabling_ports": validate_cabling_ports,
                 "mpi_key_options": mpi_key_options, "mpi_trust_peers": mpi_trust_peers,
                 "mpi_addresses": mpi_addresses, "mpi_known_hosts": mpi_known_hosts, "switch_checks": switch_checks,
                 "gpu_health_check": gpu_health_check, "discovery_check": discovery_check}

@@ -204,6 +204,17 @@ options:
         buffers (a RoCE mode or PFC change), naming them and the commands, before anything is staged.
     type: bool
     default: true
+  pause_ports:
+    description:
+      - State V(gathered) - the ports whose PFC pause counters are read as well, over SSH (C(nv show interface <port>
+        counters qos pfc-stats); C(qos counters pfc-stats) before Cumulus Linux 5.5), one command a port. Each
+        port's RV(counters) then has C(rx_pause), C(tx_pause) (pause frames of every switch priority) and
+        C(rx_pause_duration), C(tx_pause_duration). Ranges as in O(vlans) (C(swp1-4)).
+      - The validate role gives the ports its cabling plan names on the switch. Over the REST API they are not read
+        (RV(pause_errors) says so).
+    type: list
+    elements: str
+    default: []
   state:
     description:
       - V(merged) configures the switch.
@@ -289,7 +300,8 @@ counters:
   description:
     - Every interface's counters (state gathered), from its operational C(link.stats), under the names the Onyx module
       and the host side use - C(in_errors), C(in_discards) (C(in-drops)), C(in_packets), C(out_errors),
-      C(out_discards) (C(out-drops)), C(out_packets), C(carrier_transitions).
+      C(out_discards) (C(out-drops)), C(out_packets), C(carrier_transitions); for the ports of O(pause_ports) over
+      SSH also C(rx_pause), C(tx_pause), C(rx_pause_duration), C(tx_pause_duration) (PFC, every switch priority).
     - The validate role reads them before and after its traffic and the report takes the difference.
   returned: state gathered
   type: dict
@@ -310,6 +322,11 @@ lldp_error:
   description: Why C(nv show interface lldp)'s output could not be read (state gathered, O(transport=ssh)).
   returned: when the LLDP table could not be read
   type: str
+pause_errors:
+  description: Each port of O(pause_ports) whose PFC counters could not be read, and why (state gathered).
+  returned: when a port's PFC counters could not be read
+  type: dict
+  sample: {swp9: "The switch refused 'nv show interface swp9 counters qos pfc-stats' (exit 1): ..."}
 rendered:
   description: The C(nv) commands for a switch with nothing configured (state rendered), as RV(commands).
   returned: state rendered
@@ -428,6 +445,7 @@ def argument_spec():
         save=dict(type="bool", default=False),
         allow_link_toggle=dict(type="bool", default=True),
         state=dict(type="str", default="merged", choices=["merged", "gathered", "rendered"]),
+        pause_ports=dict(type="list", elements="str", default=[]),
     )
 
 
@@ -459,6 +477,24 @@ def read_applied(api):
         raise FabricError("The switch's answer is not an NVUE configuration: %s" % exc)
 
 
+def read_pauses(run, api, ports, release):
+    """The PFC pause counters of ``ports`` (state gathered, over SSH: ``nv show interface <port> counters qos
+    pfc-stats``, ``qos counters pfc-stats`` before Cumulus Linux 5.5), summed over the switch priorities into each
+    port's counters; why a port's could not be read in ``pause_errors``. Over the REST API none is read."""
+    errors = {}
+    for port in ports:
+        try:
+            table = api.pfc_table(port, parsers.version_at_least(release, "5.5"))
+            if table is None:
+                errors[port] = "not read over the REST API (over SSH: nvue_transport ssh)"
+                continue
+            run.result["counters"].setdefault(port, {}).update(parsers.pause_totals(parsers.pfc_stats(table)))
+        except (FabricError, parsers.NvueTableError) as exc:
+            errors[port] = str(exc)
+    if errors:
+        run.update(pause_errors=errors)
+
+
 def gather(run, params):
     """state gathered: one read of the applied configuration, its RoCE part in the module's option shape."""
     api = connect(params)
@@ -470,8 +506,9 @@ def gather(run, params):
         if table is not None:
             try:
                 run.update(lldp=parsers.lldp_neighbours(table))
-            except parsers.NvueLldpError as exc:
+            except parsers.NvueTableError as exc:
                 run.update(lldp_error="nv show interface lldp: %s" % exc)
+        read_pauses(run, api, params["pause_ports"], release)
     finally:
         run.update(requests=list(api.requests))
         if isinstance(api, NvueSsh):
@@ -578,6 +615,10 @@ def main():
     if params["transport"] == "ssh" and PARAMIKO_IMPORT_ERROR:
         module.fail_json(msg=missing_required_lib("paramiko"), exception=PARAMIKO_IMPORT_ERROR)
     if params["state"] == "gathered":
+        try:
+            params["pause_ports"] = parsers.expand_port_list(params["pause_ports"], "pause_ports")
+        except parsers.NvueInputError as exc:
+            run.fail(str(invalid(exc)))
         run.execute(lambda run: gather(run, params))
     run.execute(lambda run: converge(run, params, want))
 

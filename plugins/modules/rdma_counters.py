@@ -130,6 +130,11 @@ mac:
   returned: always
   type: str
   sample: "52:54:00:12:34:01"
+read_at:
+  description: When the counters were read, in seconds since the epoch (two reads give a window's length).
+  returned: always
+  type: float
+  sample: 1795926120.412
 """
 
 from ansible.module_utils.basic import AnsibleModule

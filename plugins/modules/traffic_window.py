@@ -160,8 +160,8 @@ checks:
   description: One C(traffic <netdev>) record per port (C(name), C(status), C(msg), C(command); C(nic), the counters
     that moved, with C(carrier_changes), the carrier's changes of the window; C(rdma), the RDMA port's
     C(hw_counters) that moved; C(mtu), the interface's MTU; C(speed_mbps), the link's rate where the driver
-    knows it; C(mac), its Ethernet address, as a switch's LLDP table names it; C(pcie), see O(pcie); C(lldp), see
-    O(lldp)),
+    knows it; C(mac), its Ethernet address, as a switch's LLDP table names it; C(window_s), the seconds between the two
+    reads; C(pcie), see O(pcie); C(lldp), see O(lldp)),
     O(state=close).
   returned: when state is close
   type: list

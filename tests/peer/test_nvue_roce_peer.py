@@ -488,18 +488,35 @@ def test_gathered_reads_every_ports_counters_over_rest_and_ssh(which, request, t
         assert "nv show interface lldp" in got["requests"]
     else:
         assert "lldp" not in got and "lldp_error" not in got
+    # The PFC pauses of the ports asked for: over SSH (leaf2 runs 5.4.0: nv show interface swp3 qos counters
+    # pfc-stats), summed over the switch priorities into the port's counters; over REST none, and said why.
+    pfc = {"swp3": {"3": {"rx-pause-frames": 9000, "rx-pause-duration": 120}, "4": {"tx-pause-frames": 5}}}
+    switch.set_faults(counters={"swp3": {"in-errors": 40}}, pfc=pfc)
+    paused = switch.module(MODULE, dict(state="gathered", pause_ports=["swp3", "swp1-2"]))
+    assert paused.get("failed") is not True and paused["changed"] is False, paused
+    if which == "leaf2":
+        assert paused["counters"]["swp3"]["rx_pause"] == 9000 and paused["counters"]["swp3"]["tx_pause"] == 5
+        assert paused["counters"]["swp3"]["rx_pause_duration"] == 120 and paused["counters"]["swp1"]["rx_pause"] == 0
+        assert "nv show interface swp3 qos counters pfc-stats" in paused["requests"] and "pause_errors" not in paused
+    else:
+        assert sorted(paused["pause_errors"]) == ["swp1", "swp2", "swp3"] and "rx_pause" not in paused["counters"]["swp3"]
+    # A port name that is not one is refused before anything reaches the switch.
+    calls = len(switch.calls())
+    bad = switch.module(MODULE, dict(state="gathered", pause_ports=["swp3;reboot"]))
+    assert bad["failed"] and "nothing was sent" in bad["msg"] and len(switch.calls()) == calls, bad
     out = tmp_path / "counters.json"
     playbook = tmp_path / "counters.yml"
     playbook.write_text(
         "- hosts: localhost\n  gather_facts: false\n  tasks:\n"
         "    - ansible.builtin.include_role: {name: roce.fabric.roce_switch, tasks_from: counters}\n"
-        "      vars: {roce_switch_counter_hosts: [%s]}\n"
+        "      vars: {roce_switch_counter_hosts: [%s], roce_switch_pause_ports: {%s: [swp3]}}\n"
         "    - ansible.builtin.copy: {content: '{{ roce_switch_counters | to_json }}', dest: %s, mode: '0600'}\n"
-        % (which, out))
+        % (which, which, out))
     proc = subprocess.run(["ansible-playbook", "-i", INVENTORY, str(playbook)], capture_output=True, text=True,
                           cwd=REPO, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     read = json.loads(out.read_text())["before"][which]
     assert read["ports"]["swp3"]["in_errors"] == 40 and ("lldp" in read) == (which == "leaf2"), read.keys()
+    assert read["ports"]["swp3"].get("rx_pause") == (9000 if which == "leaf2" else None), read["ports"]["swp3"]
     assert switch.mutating_requests() == mutating
     unchanged(switch, before)

@@ -324,21 +324,23 @@ def port_counters(interfaces):
     return out
 
 
-class NvueLldpError(ValueError):
-    """Output that is not ``nv show interface lldp``'s table."""
+class NvueTableError(ValueError):
+    """Output that is not the ``nv show`` table it should be."""
 
 
-def lldp_neighbours(text):
-    """Cumulus Linux's ``nv show interface lldp`` table (NVUE 5.x): ``{interface: {host, port, speed, type}}`` for
-    each interface with a neighbour. The columns are found from the dashes under the header, so a long name that
-    fills its column does not shift the others."""
+def read_table(text, first_column, columns, what):
+    """The rows of an ``nv show`` table (a header, a rule of dashes under each column, the rows), each a dict of
+    ``columns`` (names given to the table's columns in order). The columns are found from the dashes under the
+    header whose first column is ``first_column``, so a long value that fills its column does not shift the others;
+    NvueTableError names ``what`` when there is no such header or too few columns."""
     lines = [line.rstrip("\n") for line in (text or "").splitlines()]
     for number, line in enumerate(lines):
-        if line.startswith("Interface") and "Remote Host" in line and number + 1 < len(lines):
-            rule = lines[number + 1]
+        if line.strip().startswith(first_column) and number + 1 < len(lines) and \
+                lines[number + 1].strip().startswith("-"):
+            header, rule = line, lines[number + 1]
             break
     else:
-        raise NvueLldpError("no 'Interface ... Remote Host  Remote Port' header: not nv show interface lldp output")
+        raise NvueTableError("no '%s' table header: not %s output" % (first_column, what))
     spans, start = [], None
     for index, char in enumerate(rule + " "):
         if char == "-" and start is None:
@@ -346,18 +348,55 @@ def lldp_neighbours(text):
         elif char != "-" and start is not None:
             spans.append((start, index))
             start = None
-    if len(spans) < 5:
-        raise NvueLldpError("the header rule has %d columns, not 5" % len(spans))
-    names = ("interface", "speed", "type", "host", "port")
-    out = {}
+    if len(spans) < len(columns):
+        raise NvueTableError("the table of %s has %d columns, not %d (%s)"
+                             % (what, len(spans), len(columns), header.strip()))
+    rows = []
     for line in lines[number + 2:]:
         if not line.strip():
-            continue
+            break
         cells = []
-        for column, (begin, end) in enumerate(spans[:5]):
+        for column in range(len(columns)):
+            begin = spans[column][0]
             stop = spans[column + 1][0] if column + 1 < len(spans) else len(line)
             cells.append(line[begin:stop].strip())
-        row = dict(zip(names, cells))
+        rows.append(dict(zip(columns, cells)))
+    return rows
+
+
+def lldp_neighbours(text):
+    """Cumulus Linux's ``nv show interface lldp`` table (NVUE 5.x): ``{interface: {host, port, speed, type}}`` for
+    each interface with a neighbour."""
+    out = {}
+    for row in read_table(text, "Interface", ("interface", "speed", "type", "host", "port"),
+                          "nv show interface lldp"):
         if row["interface"] and row["host"]:
             out[row["interface"]] = dict(host=row["host"], port=row["port"], speed=row["speed"], type=row["type"])
     return out
+
+
+PFC_COLUMNS = ("priority", "rx_pause_frames", "rx_pause_duration", "tx_pause_frames", "tx_pause_duration")
+
+
+def pfc_stats(text):
+    """An interface's PFC counters, ``nv show interface <port> counters qos pfc-stats`` (Cumulus Linux 5.5 and later;
+    ``qos counters pfc-stats`` before): ``{switch priority: {rx_pause_frames, rx_pause_duration, tx_pause_frames,
+    tx_pause_duration}}``, each an int (a cell that is not a number is left out)."""
+    out = {}
+    for row in read_table(text, "switch-priority", PFC_COLUMNS, "nv show interface ... pfc-stats"):
+        if not row["priority"].isdigit():
+            continue
+        out[int(row["priority"])] = dict((name, int(row[name])) for name in PFC_COLUMNS[1:] if row[name].isdigit())
+    return out
+
+
+def pause_totals(stats):
+    """The PFC pause frames and durations of every priority summed, under the names of the switch's counters:
+    ``{rx_pause, rx_pause_duration, tx_pause, tx_pause_duration}``."""
+    total = dict(rx_pause=0, rx_pause_duration=0, tx_pause=0, tx_pause_duration=0)
+    for values in (stats or {}).values():
+        total["rx_pause"] += values.get("rx_pause_frames", 0)
+        total["tx_pause"] += values.get("tx_pause_frames", 0)
+        total["rx_pause_duration"] += values.get("rx_pause_duration", 0)
+        total["tx_pause_duration"] += values.get("tx_pause_duration", 0)
+    return total

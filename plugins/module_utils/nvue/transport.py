@@ -144,6 +144,10 @@ class NvueRest(object):
         lldp`` over SSH has)."""
         return None
 
+    def pfc_table(self, port, counters_first):  # pylint: disable=unused-argument
+        """None: the API's PFC counter objects have no published sample either."""
+        return None
+
     def revision(self, rev):
         return self._call("GET", "/revision/" + quote(rev, safe=""), what="reading revision %s" % rev)
 
@@ -304,6 +308,12 @@ class NvueSsh(object):
     def lldp_table(self):
         """What the switch hears over LLDP on its interfaces, ``nv show interface lldp`` as it prints it."""
         return self.checked(["nv", "show", "interface", "lldp"], False)
+
+    def pfc_table(self, port, counters_first):
+        """A port's PFC counters as ``nv`` prints them: ``nv show interface <port> counters qos pfc-stats`` from
+        Cumulus Linux 5.5 (``counters_first``), ``nv show interface <port> qos counters pfc-stats`` before."""
+        words = ["counters", "qos"] if counters_first else ["qos", "counters"]
+        return self.checked(["nv", "show", "interface", port] + words + ["pfc-stats"], False)
 
     def create(self):
         # The login's pending configuration is the account's, shared by every session of it: something staged there

@@ -281,5 +281,9 @@ def traffic_checks(before_results, after_results, priority, dscp, captures=None,
         # Its MAC address, as a switch's LLDP table names the port (lldpd's default port ID on a host).
         if after.get("mac"):
             record["mac"] = after["mac"]
+        # The window's length, for the rates of what the counters counted (pauses a second).
+        if isinstance(before.get("read_at"), (int, float)) and isinstance(after.get("read_at"), (int, float)) and \
+                after["read_at"] > before["read_at"]:
+            record["window_s"] = round(after["read_at"] - before["read_at"], 1)
         checks.append(record)
     return checks

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.pci import read_sysfs
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError
@@ -42,8 +43,8 @@ def _mac(text):
 
 
 def read_port(module, root, netdev, device=None, port=1, ethtool=True):
-    """``{netdev, driver, ethtool, ethtool_error, hw_counters, priorities, mtu, carrier_changes, speed, mac}`` of one
-    port (the last four from the netdev's sysfs: its MTU, how often its carrier went down or up since it was made,
+    """``{netdev, driver, ethtool, ethtool_error, hw_counters, priorities, mtu, carrier_changes, speed, mac, read_at}``
+    of one port (the last four from the netdev's sysfs: its MTU, how often its carrier went down or up since it was made,
     which every driver keeps, the link's rate in Mb/s, None where the driver does not know it, and its Ethernet
     address, None where it has none); FabricError (``kind``
     bad_input or no_device) for a name that is not one or a netdev the host does not have."""
@@ -75,4 +76,6 @@ def read_port(module, root, netdev, device=None, port=1, ethtool=True):
                 # -1 (SPEED_UNKNOWN) or unreadable (a link that is down) is None.
                 speed=_sysfs_int(os.path.join(net_dir, "speed")),
                 # The port's MAC address: a switch's LLDP table names a host's port by it (lldpd's default port ID).
-                mac=_mac(read_sysfs(os.path.join(net_dir, "address"))))
+                mac=_mac(read_sysfs(os.path.join(net_dir, "address"))),
+                # When it was read (seconds since the epoch): two reads give the window's length.
+                read_at=round(time.time(), 3))

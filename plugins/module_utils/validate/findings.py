@@ -75,6 +75,17 @@ def switch_lldp_of(switch_counters):
     return heard, unread
 
 
+def cabling_ports(cabling):
+    """``{switch: [port, ...]}``: the switch ports a cabling plan (``{host: {netdev: {switch, port}}}``) names, each
+    switch's sorted and once, for reading their pause counters with the traffic."""
+    out = {}
+    for ports in (cabling or {}).values():
+        for planned in (ports or {}).values() if isinstance(ports, dict) else ():
+            if isinstance(planned, dict) and planned.get("switch") and planned.get("port"):
+                out.setdefault(str(planned["switch"]), set()).add(str(planned["port"]))
+    return dict((switch, sorted(ports)) for switch, ports in sorted(out.items()))
+
+
 def host_of(address, addresses, names=()):
     """The inventory host an address NCCL's RAS gives belongs to: the host of that name, the host whose
     ``addresses`` (``{host: [address, ...]}``) list it, else the address itself (a host the run does not know)."""
@@ -106,7 +117,7 @@ def run_inputs(tests, hosts, cabling=None, switch_ports=None, addresses=None, sw
         summary = test.get("summary") or {}
         bw = float(summary["value"]) if summary.get("unit") == "Gb/s" and summary.get("value") is not None else None
         rail.append((server, client, test["status"] == "passed", bw))
-    readings = {}
+    readings, windows = {}, []
     for name, wiring in endpoints.items():
         for check in (hosts.get(wiring["host"]) or {}).get("checks") or []:
             # The port's traffic check (its name and netdev), or any check of the device with a reading.
@@ -124,6 +135,8 @@ def run_inputs(tests, hosts, cabling=None, switch_ports=None, addresses=None, sw
             wiring["netdev"] = check.get("netdev")
             if check.get("mac"):
                 wiring["mac"] = check["mac"]
+            if isinstance(check.get("window_s"), (int, float)):
+                windows.append(float(check["window_s"]))
             # The switch port LLDP hears on it (traffic_window), against the plan's.
             if isinstance(check.get("lldp"), dict) and check["lldp"].get("switch"):
                 readings[name]["lldp"] = dict(switch=check["lldp"]["switch"], port=check["lldp"].get("port"))
@@ -154,8 +167,10 @@ def run_inputs(tests, hosts, cabling=None, switch_ports=None, addresses=None, sw
                          whole_host=bool(rank.get("whole_host")), address=str(rank["host"]),
                          check="%s's %s" % (host, check.get("name"))))
     fleet = dict(endpoints=endpoints, hosts=sorted(set(w["host"] for w in endpoints.values())))
+    # The traffic window's length (its longest port), for the rates of pauses.
     return fleet, ({RAIL: rail} if rail else {}), dict(endpoints=readings, switch_ports=switch_ports or {}, hosts=gpus,
-                                                       switch_lldp=switch_lldp or {})
+                                                       switch_lldp=switch_lldp or {},
+                                                       window_s=max(windows) if windows else None)
 
 
 def retest_pairs(tests):

@@ -356,6 +356,13 @@ def endpoint_evidence(endpoint, wiring, found, switch_ports, rail_mtu=None, wind
     if congestion >= PHY_ERROR_MIN or (window_s and pauses / float(window_s) > PAUSE_RATE):
         out.append(("host_rx", "nic_port", "the host cannot drain what it receives: %d receive discards or pause "
                                            "storms, %d pauses sent" % (congestion, pauses)))
+    # The same seen from the switch: its port received the host's pauses (PFC frames of every priority).
+    switch_pauses = int(port.get("rx_pause") or 0)
+    if window_s and switch_pauses / float(window_s) > PAUSE_RATE:
+        out.append(("switch_pause", "nic_port", "%s %s received %d pause frames from the host in %.0f s: the host "
+                                                "asks the fabric to stop sending" % (wiring.get("switch"),
+                                                                                     wiring.get("switch_port"),
+                                                                                     switch_pauses, window_s)))
     lldp = (found or {}).get("lldp")
     # A switch the wiring took from LLDP itself (no cabling plan) is no plan to compare LLDP with.
     planned = (wiring.get("switch"), wiring.get("switch_port")) if wiring.get("planned", True) else (None, None)
@@ -390,7 +397,7 @@ RULES = (
     ("pcie_link", ("pcie",)),
     ("switch_port", ("switch_tx",)),
     ("cable", ("link", "rate", "nic_rx", "switch_rx", "rdma_rx", "rdma_tx", "peer_rx")),
-    ("nic_port", ("host_rx",)),
+    ("nic_port", ("host_rx", "switch_pause")),
 )
 
 

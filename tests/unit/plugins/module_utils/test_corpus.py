@@ -376,6 +376,12 @@ def test_counter_parsers_on_every_sample(name, tmp_path):
         net.mkdir(parents=True)
         (net / "speed").write_text(text + "\n")
         assert str(port_counters.read_port(None, str(tmp_path), "eth0", ethtool=False)["speed"]) == expect["speed"]
+    elif name.startswith("sysfs_address_"):
+        # A port's MAC address as read_port reads it, the port ID a host's lldpd sends and a switch's LLDP shows.
+        net = tmp_path / "sys" / "class" / "net" / "eth0"
+        net.mkdir(parents=True)
+        (net / "address").write_text(text + "\n")
+        assert port_counters.read_port(None, str(tmp_path), "eth0", ethtool=False)["mac"] == expect["mac"]
     else:
         raise AssertionError("no parser reads counters/%s" % name)
 
@@ -414,6 +420,18 @@ def test_nv_config_apply_parser_on_every_sample(name):
     assert state == expect["state"] and revision == expect["revision"]
     assert len(issues) == int(expect["issues"]) and expect["location"] in issues[0]
     assert not any(issue.lower().startswith("invalid config") for issue in issues)
+
+
+@pytest.mark.parametrize("name", corpus.samples("nvue", "nv_show_counters_qos_pfc_stats_"))
+def test_nv_pfc_stats_parser_on_every_sample(name):
+    """A switch port's PFC counters per switch priority, summed as the validation reads them; a table of another
+    command is refused."""
+    expect = expectations("nvue", name)
+    stats = nvue_parsers.pfc_stats(corpus.read("nvue", name))
+    assert sorted(stats) == list(range(int(expect.pop("priorities"))))
+    assert nvue_parsers.pause_totals(stats) == dict((key, int(value)) for key, value in expect.items())
+    with pytest.raises(nvue_parsers.NvueTableError):
+        nvue_parsers.pfc_stats(corpus.read("lldp", "nv_show_interface_lldp_cl5.txt"))
 
 
 # --- PCIe: link state and AER counters (sysfs) ------------------------------------------------------------------

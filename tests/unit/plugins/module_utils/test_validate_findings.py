@@ -16,6 +16,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.nvue import parsers as
 from ansible_collections.roce.fabric.plugins.module_utils.qos import counters
 from ansible_collections.roce.fabric.plugins.module_utils.validate import junit, nccl, nccl_ras, plan
 from ansible_collections.roce.fabric.plugins.module_utils.validate.findings import (
+    cabling_ports,
     findings_of,
     pair_matrix,
     retest_pairs,
@@ -402,3 +403,34 @@ def test_a_switch_s_own_lldp_table_read_with_its_counters_is_compared_with_the_p
     assert [(f["part"], f["id"]) for f in found] == [("miswire", "server02/mlx5_0")]
     assert "the neighbour's port is 48:b0:2d:86:c1:f8, not server02/mlx5_0's ens1f0np0 (48:b0:2d:08:de:37)" in \
         found[0]["evidence"][0]["text"]
+
+
+def test_pauses_the_switch_port_received_from_a_failing_host_name_its_nic_with_the_host_s_own():
+    """A Cumulus switch's PFC counters of the planned ports (nvue_roce pause_ports, NVIDIA's pfc-stats table summed
+    over the priorities), read around a 60 s window: gpu04's switch port received 240,000 pause frames from it
+    (4,000 a second, above the 1,000 a second the engine takes as a host that cannot drain its traffic). With the
+    matrix, the host's NIC is named on two kinds of evidence; with the host's own pause counters, three. The planned
+    ports reach the role through validate_cabling_ports."""
+    table = nvue_parsers.pfc_stats(corpus.read("nvue", "nv_show_counters_qos_pfc_stats_5.5_doc.txt"))
+    quiet = nvue_parsers.pause_totals(table)
+    busy = dict(quiet, rx_pause=240000)
+    cabling = dict((host, {"ens1f0np0": {"switch": "leaf01", "port": "swp%d" % (n + 1)}}) for n, host in enumerate(HOSTS))
+    assert cabling_ports(cabling) == {"leaf01": ["swp1", "swp2", "swp3", "swp4", "swp5", "swp6"]}
+    reads = {"before": {"leaf01": {"ports": {"swp4": quiet}}}, "after": {"leaf01": {"ports": {"swp4": busy}}}}
+    hosts = hosts_with()
+    for host in HOSTS:
+        hosts[host]["checks"][0]["window_s"] = 60.0
+    findings, _location = findings_of(merged("gpu04"), hosts, cabling=cabling, switch_counters=reads)
+    top = findings[0]
+    assert (top["part"], top["id"], top["confidence"]) == ("nic_port", "gpu04/mlx5_0", "medium"), findings
+    assert top["evidence"][1] == dict(kind="switch_pause", text=(
+        "leaf01 swp4 received 240000 pause frames from the host in 60 s: the host asks the fabric to stop sending"))
+    hosts["gpu04"]["checks"][0]["nic"] = {"tx_prio3_pause": 180000}
+    top = findings_of(merged("gpu04"), hosts, cabling=cabling, switch_counters=reads)[0][0]
+    assert [e["kind"] for e in top["evidence"]] == ["matrix", "host_rx", "switch_pause"] and top["confidence"] == "high"
+    # Without the window's length no rate is known: the pauses are no evidence.
+    for host in HOSTS:
+        hosts[host]["checks"][0].pop("window_s")
+    hosts["gpu04"]["checks"][0].pop("nic")
+    top = findings_of(merged("gpu04"), hosts, cabling=cabling, switch_counters=reads)[0][0]
+    assert [e["kind"] for e in top["evidence"]] == ["matrix"]

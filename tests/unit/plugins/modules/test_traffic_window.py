@@ -37,8 +37,9 @@ def lab_vm_root(tmp_path, when):
     # The MTU and carrier changes the lab VM's enp1s0 showed before and after QEMU's set_link off and on.
     (net.parent / "mtu").write_text("4200\n")
     (net.parent / "carrier_changes").write_text("2\n" if when == "before" else "4\n")
-    # Its rate as virtio_net reports it once ethtool set one (fixtures/counters).
+    # Its rate as virtio_net reports it once ethtool set one, and its MAC address (fixtures/counters).
     (net.parent / "speed").write_text(corpus.read("counters", "sysfs_speed_virtio_set_10000.txt") + "\n")
+    (net.parent / "address").write_text(corpus.read("counters", "sysfs_address_virtio_lab.txt") + "\n")
     hw = root / "sys" / "class" / "infiniband" / "rxe0" / "ports" / "1" / "hw_counters"
     hw.mkdir(parents=True, exist_ok=True)
     for line in corpus.read("counters", "hw_counters_rxe_%s.txt" % when).splitlines():
@@ -73,6 +74,9 @@ def test_the_window_s_checks_equal_the_single_port_judge_and_an_unread_port_fail
     # For the fault location: the MTU, the carrier's changes with the NIC's counters, the RDMA counters that moved.
     check = closed["checks"][0]
     assert (check["mtu"], check["nic"]["carrier_changes"], check["speed_mbps"]) == (4200, 2, 10000)
+    # Its MAC (a switch's LLDP names the port by it) and the window's length, from the two reads' times.
+    assert check["mac"] == "52:54:00:72:57:12" and check["window_s"] == round(
+        closed["counters"][0]["read_at"] - opened["counters"][0]["read_at"], 1), check
     moved = dict((k, v - opened["counters"][0]["hw_counters"][k]) for k, v in closed["counters"][0]["hw_counters"].items()
                  if v != opened["counters"][0]["hw_counters"][k])
     assert check["rdma"] == moved and check["rdma"]["sent_pkts"] == 2866
