@@ -109,6 +109,10 @@ options:
         counters at both ends of the window. Each check of O(state=close) then carries C(pcie) - the link at the
         busiest moment of the port's traffic (an idle link trains down, which is not a fault), how many samples with
         traffic ran below the link's capability, and the AER errors of the window.
+      - At O(state=close), the kernel's own word on each port's link is read too (the line its driver's probe
+        printed, C(... Gb/s available PCIe bandwidth, limited by ... link at <BDF> ...), from C(journalctl -k -b)
+        or C(dmesg)). C(pcie) then carries C(kernel) - the link's C(speed) and C(width), the device's C(max_speed)
+        and C(max_width), and C(limited_at), the upstream device of the link that limits it.
       - Needs O(work_dir); nothing is sampled in check mode.
     type: bool
     default: true
@@ -188,8 +192,8 @@ from ansible_collections.roce.fabric.plugins.module_utils.qos.state import QosIn
 from ansible_collections.roce.fabric.plugins.module_utils.validate import pcie_sampler
 from ansible_collections.roce.fabric.plugins.module_utils.validate.pcie import window_reading
 from ansible_collections.roce.fabric.plugins.module_utils.validate.window import (PCIE_JOB, SAMPLER_SCRIPT, capture_job, detach,
-                                                                                  lldp_neighbours, snapshots, window_files,
-                                                                                  write_capture_script)
+                                                                                  kernel_pcie_links, lldp_neighbours, snapshots,
+                                                                                  window_files, write_capture_script)
 
 
 def sampling(run, params):
@@ -269,8 +273,13 @@ def close_window(run, module):
                             captures=counts, min_share=params["min_share"], min_bytes=params["min_bytes"])
     # Each port's PCIe link while its traffic flowed and the AER errors of the window, for the fault location.
     neighbours = lldp_neighbours(module, params["ports"])
+    kernel = kernel_pcie_links(module, params["ports"]) if params["pcie"] else {}
     for check, (old, new) in zip(checks, paired):
         reading = window_reading(links.get(new["item"]["netdev"]), old.get("aer"), new.get("aer"))
+        # What the kernel said of the link when the NIC's driver probed it (a link trained narrower names the
+        # upstream device where it is limited).
+        if new["item"]["netdev"] in kernel:
+            reading = dict(reading or {}, kernel=kernel[new["item"]["netdev"]])
         if reading:
             check["pcie"] = reading
         # The switch port the port is plugged into, as LLDP says, for the cabling checks of the fault location.

@@ -146,7 +146,7 @@ def run_inputs(tests, hosts, cabling=None, switch_ports=None, addresses=None, sw
             # The port's PCIe link while its traffic flowed, and the AER errors of the window (traffic_window).
             if isinstance(check.get("pcie"), dict):
                 readings[name]["pcie"] = check["pcie"]
-                wiring["pci"] = check["pcie"].get("pci")
+                wiring["pci"] = check["pcie"].get("pci") or (check["pcie"].get("kernel") or {}).get("pci")
     # The GPUs DCGM's diagnostics failed on (the gpu_health check's dcgm, module_utils/validate/gpu.py dcgm_reading).
     gpus = {}
     for host, entry in sorted((hosts or {}).items()):

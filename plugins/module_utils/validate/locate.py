@@ -272,6 +272,14 @@ def _below_capability(pcie):
         out.append("x%s of x%s under load" % (pcie["width"], max_width))
     if pcie.get("speed") and max_speed and float(pcie["speed"]) < max_speed:
         out.append("%s of %s GT/s under load" % (pcie["speed"], max_speed))
+    # The kernel's word at the driver's probe: a link on the path narrower than the device can train to. (A lower
+    # speed alone there may be a power state at probe; the sampler judges speed under load.)
+    kernel = pcie.get("kernel") or {}
+    if kernel.get("width") and kernel.get("max_width") and int(kernel["width"]) < int(kernel["max_width"]):
+        out.append("the kernel found its bandwidth limited by a x%s %s GT/s link at %s (capable of x%s %s GT/s, "
+                   "%s of %s Gb/s)" % (kernel["width"], kernel.get("speed"), kernel.get("limited_at") or "an unknown "
+                                       "device", kernel["max_width"], kernel.get("max_speed"),
+                                       kernel.get("available_gbps"), kernel.get("capable_gbps")))
     return out
 
 

@@ -12,15 +12,57 @@ PRIVATE to the roce.fabric collection: may change without notice.
 sysfs-bus-pci-devices-aer_stats) print one ``<error name> <count>`` line per error and a ``TOTAL_ERR_*`` line. A
 device's errors may be counted at its link partner (the upstream port) instead: both ends are read. A link is
 judged under load only: idle GPUs and NICs train down to save power, which is not a fault.
+
+The kernel says what a device's link can carry when its driver probes it (``pcie_print_link_status``, in the kernel
+log: ``<n> Gb/s available PCIe bandwidth (<speed> PCIe x<w> link)``, or ``..., limited by <speed> PCIe x<w> link at
+<BDF> (capable of <n> Gb/s with <speed> PCIe x<w> link)`` when a link on its path is slower or narrower, naming
+that link's upstream device); ``kernel_limits`` reads those lines.
 """
 
 from __future__ import annotations
+
+import re
 
 # The sampler runs as a script of its own on the host (stdlib only): its readers of the link files are the ones here.
 from ansible_collections.roce.fabric.plugins.module_utils.validate.pcie_sampler import speed_of as parse_link_speed
 from ansible_collections.roce.fabric.plugins.module_utils.validate.pcie_sampler import width_of as parse_link_width
 
-__all__ = ["parse_link_speed", "parse_link_width", "link_state", "link_files", "parse_aer", "aer_delta", "window_reading"]
+__all__ = ["parse_link_speed", "parse_link_width", "link_state", "link_files", "parse_aer", "aer_delta", "window_reading",
+           "kernel_limits"]
+
+BDF = r"[0-9a-fA-F]{4,}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
+SPEED = r"[0-9.]+ GT/s|Unknown(?: speed)?|unknown"
+KERNEL_LINK_RE = re.compile(
+    r"(?P<bdf>%(bdf)s): (?P<avail>[0-9.]+) Gb/s available PCIe bandwidth(?:"
+    r", limited by (?P<speed>%(speed)s) PCIe x(?P<width>\d+) link at (?P<at>%(bdf)s|<unknown>)"
+    r" \(capable of (?P<cap>[0-9.]+) Gb/s with (?P<cap_speed>%(speed)s) PCIe x(?P<cap_width>\d+) link\)"
+    r"| \((?P<ok_speed>%(speed)s) PCIe x(?P<ok_width>\d+) link\))" % dict(bdf=BDF, speed=SPEED))
+
+
+def _speed(text):
+    match = re.match(r"^([0-9.]+) GT/s$", text or "")
+    return float(match.group(1)) if match else None
+
+
+def kernel_limits(text):
+    """``{bdf: {available_gbps, capable_gbps, speed, width, max_speed, max_width, limited_at}}`` from kernel log
+    lines (dmesg, ``journalctl -k``, syslog: the line is found wherever it stands), the last line of a device
+    winning (it was probed again). ``limited_at`` is the upstream device of the link that limits it (None when
+    nothing does); ``speed``/``width`` that link's, ``max_*`` what the device can do."""
+    out = {}
+    for match in KERNEL_LINK_RE.finditer(text or ""):
+        found = match.groupdict()
+        if found["at"] is not None:
+            out[found["bdf"].lower()] = dict(
+                available_gbps=float(found["avail"]), capable_gbps=float(found["cap"]), speed=_speed(found["speed"]),
+                width=int(found["width"]), max_speed=_speed(found["cap_speed"]), max_width=int(found["cap_width"]),
+                limited_at=None if found["at"] == "<unknown>" else found["at"].lower())
+        else:
+            out[found["bdf"].lower()] = dict(
+                available_gbps=float(found["avail"]), capable_gbps=float(found["avail"]),
+                speed=_speed(found["ok_speed"]), width=int(found["ok_width"]), max_speed=_speed(found["ok_speed"]),
+                max_width=int(found["ok_width"]), limited_at=None)
+    return out
 
 
 def link_state(speed, width, max_speed, max_width):

@@ -19,6 +19,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.common.run import Comm
 from ansible_collections.roce.fabric.plugins.module_utils.qos import dscp_capture
 from ansible_collections.roce.fabric.plugins.module_utils.qos.port_counters import read_port
 from ansible_collections.roce.fabric.plugins.module_utils.validate import lldp as lldp_parser
+from ansible_collections.roce.fabric.plugins.module_utils.validate import pcie as pcie_parser
 from ansible_collections.roce.fabric.plugins.module_utils.validate import pcie_sampler
 
 
@@ -54,6 +55,37 @@ def lldp_neighbours(module, ports):
         neighbour = heard.get(port["netdev"]) or {}
         if neighbour.get("switch"):
             found[port["netdev"]] = dict(switch=neighbour["switch"], port=neighbour.get("port"))
+    return found
+
+
+KERNEL_LINE = "available PCIe bandwidth"
+
+
+def kernel_pcie_links(module, ports):
+    """What the kernel said of each port's PCIe link when its driver probed it (``kernel_limits`` of this boot's
+    kernel log: ``journalctl -k -b --grep``, else ``dmesg``), ``{netdev: {available_gbps, capable_gbps, speed, width,
+    max_speed, max_width, limited_at}}``; nothing for a port whose driver prints no such line, or without either
+    tool."""
+    runner = CommandRunner(module)
+    text = None
+    journal = module.get_bin_path("journalctl")
+    if journal:
+        rc, out, _err = runner.run([journal, "-k", "-b", "--no-pager", "-o", "cat", "--grep", KERNEL_LINE])
+        # 1: no line matched (or no journal of this boot); anything else is the journal's trouble: try dmesg.
+        text = out if rc in (0, 1) else None
+    if text is None:
+        dmesg = module.get_bin_path("dmesg")
+        if not dmesg:
+            return {}
+        rc, out, _err = runner.run([dmesg])
+        text = out if rc == 0 else ""
+    limits = pcie_parser.kernel_limits(text)
+    found = {}
+    for port in ports:
+        function, _upstream = pcie_sampler.pci_dirs(module.params["root"], port["netdev"])
+        pci = os.path.basename(function).lower() if function else None
+        if pci in limits:
+            found[port["netdev"]] = dict(limits[pci], pci=pci)
     return found
 
 

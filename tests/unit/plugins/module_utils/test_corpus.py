@@ -443,6 +443,12 @@ def test_pcie_samples(name):
         counts = pcie.parse_aer(text)
         for key, value in expect.items():
             assert counts["total" if key == "total" else key.replace("_", " ")] == int(value), (key, counts)
+    elif name.startswith("kernel_bw_"):
+        # The kernel's line at the driver's probe (dmesg, syslog): the link, what the device can do, where it is limited.
+        limits = pcie.kernel_limits(text)
+        assert len(limits) == int(expect.pop("devices"))
+        found = limits[expect.pop("bdf")]
+        assert dict((key, str(value) if value is not None else "none") for key, value in found.items()) == expect
     else:
         state = pcie.link_files(text)
         assert dict((key, str(value)) for key, value in state.items()) == expect

@@ -81,6 +81,24 @@ def test_pcie_aer_at_the_upstream_port_names_the_host_pcie_link_and_a_full_link_
     assert "x8 of x16 under load" in narrow[0][2]
 
 
+def test_the_kernel_s_word_on_a_narrower_link_names_the_pcie_link_where_it_is_limited_even_with_pairs_passing():
+    """The kernel's line at probe (public dmesg samples): a device limited by a x1 link at 0000:00:00.0 though it
+    can do x16 is PCIe link evidence, a finding of its own (the traffic may pass, slower); a ConnectX-5 at its own
+    x8 says nothing; a link slower at probe but as wide is left to the sampler under load (a power state)."""
+    limited = pcie.kernel_limits(corpus.read("pcie", "kernel_bw_limited_x1_of_x16_rpi_issue712.txt"))["0000:01:00.0"]
+    found = locate.endpoint_evidence("gpu01/r0", WIRING, {"pcie": {"kernel": limited}}, {})
+    assert [(kind, part) for kind, part, _text in found] == [("pcie", "pcie_link")]
+    assert ("the kernel found its bandwidth limited by a x1 8.0 GT/s link at 0000:00:00.0 (capable of x16 8.0 GT/s, "
+            "7.876 of 126.016 Gb/s)") in found[0][2]
+    assert locate.pcie_burst({"pcie": {"kernel": limited}}) is True
+    findings = locate.locate(LAB_PAIR, {"roce": [("node1/rxe0", "node2/rxe0", True, 90.0)]},
+                             {"endpoints": {"node1/rxe0": {"pcie": {"kernel": limited}}}})["findings"]
+    assert [(f["id"], f["part"], f["confidence"]) for f in findings] == [("node1/rxe0", "pcie_link", "low")]
+    healthy = pcie.kernel_limits(corpus.read("pcie", "kernel_bw_mlx5_cx5_x8_arm_nas_issue16.txt"))["0004:01:00.0"]
+    assert locate.endpoint_evidence("gpu01/r0", WIRING, {"pcie": {"kernel": healthy}}, {}) == []
+    assert locate.endpoint_evidence("gpu01/r0", WIRING, {"pcie": {"kernel": dict(limited, width=16, speed=2.5)}}, {}) == []
+
+
 @pytest.mark.parametrize("nic, port, part, alternatives", [
     ({"rx_crc_errors_phy": 400}, {"in_errors": 300}, "cable", []),
     ({"link_down_events_phy": 2}, {}, "cable", []),

@@ -202,3 +202,42 @@ def test_a_work_dir_that_is_a_link_is_refused_and_nothing_is_written(tmp_path, s
         result = run_module(traffic_window.main, dict(args, root=lab_vm_root(tmp_path, "before")))
     assert result["failed"] and "is a symbolic link" in result["msg"] and "nothing was changed" in result["msg"], result
     assert detach.call_count == 0 and os.listdir(str(target)) == []
+
+
+def test_each_check_carries_what_the_kernel_said_of_its_pcie_link(tmp_path):
+    """The kernel's line at the driver's probe (a public dmesg: 0000:01:00.0 limited by a x1 link at 0000:00:00.0,
+    capable of x16) reaches the check of the port whose PCI function it names, from journalctl -k -b --grep; with
+    journalctl finding no line (exit 1) nothing is added, and without journalctl dmesg is read."""
+    root = tmp_path / "root"
+    function = root / "sys" / "devices" / "pci0000:00" / "0000:00:00.0" / "0000:01:00.0"
+    function.mkdir(parents=True)
+    net = root / "sys" / "class" / "net" / "ens1np0"
+    net.mkdir(parents=True)
+    (net / "device").symlink_to(function)
+    kernel = corpus.read("pcie", "kernel_bw_limited_x1_of_x16_rpi_issue712.txt")
+    ethtool = corpus.read("counters", "ethtool_S_virtio_before.txt")
+    answers = {"journalctl": (0, kernel, ""), "dmesg": (0, kernel, "")}
+
+    def run(argv, **_kwargs):
+        tool = os.path.basename(argv[0]) if "timeout" not in argv[0] else os.path.basename(argv[2])
+        return answers.get(tool, (0, ethtool, ""))
+
+    tools = {"journalctl": "/usr/bin/journalctl", "dmesg": "/usr/bin/dmesg", "ethtool": "/usr/sbin/ethtool"}
+    args = dict(ports=[dict(netdev="ens1np0")], root=str(root), lldp=False)
+    runner = mock.Mock(side_effect=run)
+    with mock.patch.multiple(basic.AnsibleModule, run_command=runner,
+                             get_bin_path=mock.Mock(side_effect=lambda name, *a, **k: tools.get(name))):
+        opened = run_module(traffic_window.main, dict(args, state="open"))
+        closed = run_module(traffic_window.main, dict(args, state="close", before=opened["counters"], contract={}))
+        assert closed["checks"][0]["pcie"]["kernel"] == dict(
+            pci="0000:01:00.0", available_gbps=7.876, capable_gbps=126.016, speed=8.0, width=1, max_speed=8.0,
+            max_width=16, limited_at="0000:00:00.0"), closed["checks"][0]
+        journal = [c.args[0] for c in runner.call_args_list if "/usr/bin/journalctl" in c.args[0]]
+        assert journal and journal[-1][-7:] == ["-k", "-b", "--no-pager", "-o", "cat", "--grep",
+                                                "available PCIe bandwidth"], journal
+        answers["journalctl"] = (1, "-- No entries --\n", "")
+        quiet = run_module(traffic_window.main, dict(args, state="close", before=opened["counters"], contract={}))
+        assert "pcie" not in quiet["checks"][0], quiet["checks"][0]
+        del tools["journalctl"]
+        from_dmesg = run_module(traffic_window.main, dict(args, state="close", before=opened["counters"], contract={}))
+        assert from_dmesg["checks"][0]["pcie"]["kernel"]["limited_at"] == "0000:00:00.0"
