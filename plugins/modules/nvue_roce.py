@@ -270,6 +270,14 @@ EXAMPLES = r"""
       - ports: [swp1s0-swp1s3]
         mtu: 9216
   register: plan
+
+# Over SSH (nvue_transport ssh): the RoCE settings, every port's counters, the switch's LLDP table and the PFC
+# pause counters of the GPU servers' ports, read only.
+- name: Read the switch for the validation
+  roce.fabric.nvue_roce:
+    state: gathered
+    pause_ports: [swp1-4]
+  register: leaf
 """
 
 RETURN = r"""
