@@ -14,7 +14,8 @@ from ansible_collections.roce.fabric.plugins.module_utils.validate.checks import
 from ansible_collections.roce.fabric.plugins.module_utils.validate.checks import nccl_environment, traffic_ports
 from ansible_collections.roce.fabric.plugins.module_utils.validate.findings import cabling_ports
 from ansible_collections.roce.fabric.plugins.module_utils.validate.gpu import health_check
-from ansible_collections.roce.fabric.plugins.module_utils.validate.nccl import first_address, host_addresses, mpi_run, mpi_run_checks
+from ansible_collections.roce.fabric.plugins.module_utils.validate.nccl import first_address, host_addresses, mpi_run
+from ansible_collections.roce.fabric.plugins.module_utils.validate.nccl import mpi_run_checks, rdma_addresses
 from ansible_collections.roce.fabric.plugins.module_utils.validate.plan import side_outcome
 from ansible_collections.roce.fabric.plugins.module_utils.validate.ssh import TrustError, key_options, settings_problems, trust_peers
 
@@ -88,9 +89,8 @@ def mpi_known_hosts(hosts, hostvars):
     active RDMA ports, each once, in order."""
     names = []
     for host in hosts or []:
-        facts = ((hostvars[host].get("ansible_facts") or {}).get("roce_rdma") or {}) if host in hostvars else {}
-        for name in [host] + [port.get("ipv4") for port in facts.get("ports") or []]:
-            if name and name not in names:
+        for name in [host] + rdma_addresses(_facts(hostvars, host), gids=False):
+            if name not in names:
                 names.append(name)
     return names
 

@@ -389,24 +389,30 @@ def nccl_env(rdma_devices, gid_index=None, socket_ifname=None, gdr_level=None, d
 
 def first_address(facts):
     """The RoCE address a host is reached on: the first IPv4 address of its active RDMA ports (rdma_facts), or ''."""
-    return next((port.get("ipv4") for port in (facts or {}).get("ports") or [] if port.get("ipv4")), "")
+    return (rdma_addresses(facts, gids=False) or [""])[0]
+
+
+def rdma_addresses(facts, gids=True):
+    """A host's IPv4 addresses on its RDMA ports (rdma_facts): its active ports' and, with ``gids``, every IPv4-mapped
+    GID of its devices, each once, in that order."""
+    found = [port.get("ipv4") for port in (facts or {}).get("ports") or [] if isinstance(port, dict)]
+    for device in (facts or {}).get("devices") or [] if gids else []:
+        for port in (device or {}).get("ports") or [] if isinstance(device, dict) else []:
+            found += [gid.get("ipv4") for gid in (port or {}).get("gids") or [] if isinstance(gid, dict)]
+    out = []
+    for address in found:
+        if address and str(address) not in out:
+            out.append(str(address))
+    return out
 
 
 def host_addresses(facts_by_host, extra=None):
-    """``{host: [address, ...]}``: each host's IPv4 addresses of its RDMA ports (rdma_facts' ``ports`` and every
-    IPv4-mapped GID of its ``devices``), then the ``extra`` ones (``{host: [address]}``, e.g. its ``ansible_host``).
-    The report names the host of a rank NCCL's RAS gives by address with it."""
+    """``{host: [address, ...]}``: each host's ``rdma_addresses``, then the ``extra`` ones (``{host: [address]}``, e.g.
+    its ``ansible_host``), each once. The report names the host of a rank NCCL's RAS gives by address with it."""
     out = {}
     for host, facts in sorted((facts_by_host or {}).items()):
-        found = [port.get("ipv4") for port in (facts or {}).get("ports") or [] if isinstance(port, dict)]
-        for device in (facts or {}).get("devices") or []:
-            for port in (device or {}).get("ports") or [] if isinstance(device, dict) else []:
-                found += [gid.get("ipv4") for gid in (port or {}).get("gids") or [] if isinstance(gid, dict)]
-        found += [str(a) for a in ((extra or {}).get(host) or []) if a]
-        out[host] = []
-        for address in found:
-            if address and str(address) not in out[host]:
-                out[host].append(str(address))
+        out[host] = rdma_addresses(facts)
+        out[host] += [str(a) for a in (extra or {}).get(host) or [] if a and str(a) not in out[host]]
     return out
 
 
