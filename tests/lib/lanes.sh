@@ -48,6 +48,32 @@ finish_background() {
   return $rc
 }
 
+# What failed, at the end of the output: a tier that fails in the foreground while the background lane runs has its
+# output followed by the background's, and CI keeps the end of the log. 'all' names a file (ROCE_FAIL_RECAP) where
+# run_recorded keeps the last lines of each command that failed, and prints it as its last word.
+RECAP_LINES=60
+run_recorded() {
+  local name=$1 out rc=0
+  shift
+  if [ -z "${ROCE_FAIL_RECAP:-}" ]; then
+    "$@" || rc=$?
+    return $rc
+  fi
+  out=$(mktemp /tmp/roce-output.XXXXXX)
+  "$@" 2>&1 | tee "$out" && rc=0 || rc=${PIPESTATUS[0]}
+  if [ "$rc" != 0 ]; then
+    { printf '\n== %s failed (rc=%s); its last %d lines (the whole output is above):\n' "$name" "$rc" "$RECAP_LINES"
+      tail -n "$RECAP_LINES" "$out"; } >>"$ROCE_FAIL_RECAP"
+  fi
+  rm -f "$out"
+  return "$rc"
+}
+print_recap() {
+  [ -n "${ROCE_FAIL_RECAP:-}" ] && [ -s "$ROCE_FAIL_RECAP" ] || return 0
+  log "what failed"
+  cat "$ROCE_FAIL_RECAP" >&2
+}
+
 # One peer tier by its row; several rows in turn, stopping at the first that fails (in the VM lane, a tier that needs
 # vcsim or kube-apiserver waits for their builds).
 run_peer_rows() {
@@ -65,9 +91,9 @@ run_peer_row() {
   for f in $files; do paths+=("tests/peer/$f"); done
   if [ -n "$lock" ]; then
     # The VMs are shared by every tier that boots them: hold their lock for the whole run.
-    (cd "$REPO" && flock "$lock" "$PY" -m pytest -q -p no:cacheprovider --durations=5 "${paths[@]}") || rc=$?
+    (cd "$REPO" && run_recorded "peer: $name" flock "$lock" "$PY" -m pytest -q -p no:cacheprovider --durations=5 "${paths[@]}") || rc=$?
   else
-    (cd "$REPO" && "$PY" -m pytest -q -p no:cacheprovider --durations=5 "${paths[@]}") || rc=$?
+    (cd "$REPO" && run_recorded "peer: $name" "$PY" -m pytest -q -p no:cacheprovider --durations=5 "${paths[@]}") || rc=$?
   fi
   log "peer: $name finished with rc=$rc in $((SECONDS - t)) s"
   return $rc
@@ -91,7 +117,7 @@ free_lane() {
   if [ "${LANES_STATIC:-0}" = 1 ]; then
     for tier in lint sanity unit build ${LANES_COMPAT_HERE:+compat}; do
       t=$SECONDS
-      "$REPO/tests/run" "$tier" || return $?
+      run_recorded "$tier" "$REPO/tests/run" "$tier" || return $?
       log "$tier finished in $((SECONDS - t)) s"
     done
   fi
@@ -103,7 +129,7 @@ free_lane() {
   done
   wait_builds || return $?
   [ "$rest" = 1 ] || return 0
-  "$REPO/tests/run" clients
+  run_recorded clients "$REPO/tests/run" clients
 }
 
 # The VM lane: its tiers in turn, then (with 'all') the compat tier, whose two ansible-core releases' units, sanity and
@@ -118,7 +144,7 @@ vm_lane() {
   run_peer_rows "$@" || return $?
   if [ "${LANES_STATIC:-0}" = 1 ]; then
     local t=$SECONDS
-    "$REPO/tests/run" compat || return $?
+    run_recorded compat "$REPO/tests/run" compat || return $?
     log "compat finished in $((SECONDS - t)) s"
   fi
 }
@@ -202,10 +228,15 @@ tier_peer() {
 }
 
 tier_all() {
-  local t0=$SECONDS
+  local t0=$SECONDS rc=0
   need_root
+  ROCE_FAIL_RECAP=$(mktemp /tmp/roce-failed.XXXXXX)
+  export ROCE_FAIL_RECAP
   # Two lanes: what runs on the lab VMs in the background; lint, sanity, unit, build, the peer tiers without VMs, the
   # clients and the other scenarios in the foreground; then peer check alone (peer_all).
-  LANES_STATIC=1 LANES_REST=1 peer_all || return $?
+  LANES_STATIC=1 LANES_REST=1 peer_all || rc=$?
+  print_recap
+  rm -f "$ROCE_FAIL_RECAP"
+  [ $rc = 0 ] || return $rc
   log "all tiers passed in $((SECONDS - t0)) s"
 }

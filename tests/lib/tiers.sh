@@ -141,9 +141,9 @@ run_scenario() {
   local t=$SECONDS rc=0
   log "molecule: $1"
   if [[ " $MOLECULE_BESIDE " == *" $1 "* ]]; then
-    (cd "$REPO" && flock /tmp/roce-vm.lock molecule test -s "$1") || rc=$?
+    (cd "$REPO" && run_recorded "molecule: $1" flock /tmp/roce-vm.lock molecule test -s "$1") || rc=$?
   else
-    (cd "$REPO" && molecule test -s "$1") || rc=$?
+    (cd "$REPO" && run_recorded "molecule: $1" molecule test -s "$1") || rc=$?
   fi
   log "molecule: $1 finished with rc=$rc in $((SECONDS - t)) s"
   return $rc

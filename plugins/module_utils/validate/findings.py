@@ -58,21 +58,23 @@ def switch_port_deltas(switch_counters):
 
 
 def switch_lldp_of(switch_counters):
-    """``({"switch/port": {host, port}}, {switch: why its LLDP table was not read})``: what each switch heard over
-    LLDP (the ``lldp`` its family module read with its counters, the read after the traffic where there is one), for
-    the fault location to compare with the cabling plan. A switch whose module reads no LLDP table (Onyx, NVUE's
-    REST API) is in neither."""
-    heard, unread = {}, {}
+    """``({"switch/port": {host, port}}, [switch whose LLDP table was read], {switch: why its LLDP table was not
+    read})``: what each switch heard over LLDP (the ``lldp`` its family module read with its counters, the read after
+    the traffic where there is one), for the fault location to compare with the cabling plan. A switch whose table
+    was read is listed even when it heard no neighbour: which switches were read does not depend on what else is
+    plugged into them. A switch whose module reads no LLDP table (Onyx, NVUE's REST API) is in none."""
+    heard, read_ok, unread = {}, set(), {}
     for phase in ("before", "after"):
         for switch, read in sorted(((switch_counters or {}).get(phase) or {}).items()):
             if isinstance((read or {}).get("lldp"), dict):
                 unread.pop(switch, None)
+                read_ok.add(switch)
                 for port, neighbour in read["lldp"].items():
                     if isinstance(neighbour, dict) and neighbour.get("host"):
                         heard["%s/%s" % (switch, port)] = dict(host=neighbour["host"], port=neighbour.get("port"))
-            elif (read or {}).get("lldp_error"):
+            elif (read or {}).get("lldp_error") and switch not in read_ok:
                 unread[switch] = read["lldp_error"]
-    return heard, unread
+    return heard, sorted(read_ok), unread
 
 
 def cabling_ports(cabling):
@@ -221,10 +223,9 @@ def findings_of(tests, hosts, retest_tests=None, cabling=None, switch_counters=N
     why the retests could not be planned, for the note on suspects left unretested; ``loss_rate``: the share of a
     port's RDMA packets lost that is evidence (``locate.transport_loss``); ``addresses``: see ``run_inputs``."""
     switch_ports, unread = switch_port_deltas(switch_counters)
-    heard, lldp_unread = switch_lldp_of(switch_counters)
+    heard, lldp_read, lldp_unread = switch_lldp_of(switch_counters)
     fleet, rails, evidence = run_inputs(tests, hosts, cabling, switch_ports, addresses, heard)
-    switches = dict(read=sorted(set(key.split("/", 1)[0] for key in switch_ports)), unread=unread,
-                    lldp=sorted(set(key.split("/", 1)[0] for key in heard)))
+    switches = dict(read=sorted(set(key.split("/", 1)[0] for key in switch_ports)), unread=unread, lldp=lldp_read)
     if lldp_unread:
         switches["lldp_unread"] = lldp_unread
     if not rails:

@@ -381,8 +381,9 @@ def test_a_switch_s_own_lldp_table_read_with_its_counters_is_compared_with_the_p
     table = nvue_parsers.lldp_neighbours(corpus.read("lldp", "nv_show_interface_lldp_cl5.txt"))
     reads = {"before": {"leaf01": {"ports": {}, "lldp": table}, "leaf02": {"ports": {}, "lldp_error": "bad table"}},
              "after": {"leaf01": {"ports": {}, "lldp": table}, "leaf02": {"ports": {}}}}
-    heard, unread = switch_lldp_of(reads)
+    heard, read, unread = switch_lldp_of(reads)
     assert heard["leaf01/swp1"] == dict(host="server01", port="48:b0:2d:76:ee:8e") and unread == {"leaf02": "bad table"}
+    assert read == ["leaf01"]
     hosts = hosts_with()
     hosts["gpu02"]["checks"][0]["mac"] = "48:b0:2d:86:c1:f8"
     cabling = {"gpu01": {"ens1f0np0": {"switch": "leaf01", "port": "swp1"}},
@@ -434,3 +435,21 @@ def test_pauses_the_switch_port_received_from_a_failing_host_name_its_nic_with_t
     hosts["gpu04"]["checks"][0].pop("nic")
     top = findings_of(merged("gpu04"), hosts, cabling=cabling, switch_counters=reads)[0][0]
     assert [e["kind"] for e in top["evidence"]] == ["matrix"]
+
+
+def test_a_switch_whose_lldp_table_was_read_is_listed_whether_or_not_it_heard_anyone():
+    """Which switches' LLDP tables were read is the same from one run to the next: a leaf whose ports hear no host
+    this time (the servers of its other ports powered off) was read all the same, and a run on other hosts does not
+    change what the report says of it (the report is rewritten only when its outcome changed)."""
+    empty = {}
+    full = nvue_parsers.lldp_neighbours(corpus.read("lldp", "nv_show_interface_lldp_cl5.txt"))
+    locations = []
+    for table in (empty, full):
+        reads = {"before": {"leaf01": {"ports": {}, "lldp": table}}, "after": {"leaf01": {"ports": {}, "lldp": table}}}
+        heard, read, unread = switch_lldp_of(reads)
+        assert read == ["leaf01"] and unread == {} and bool(heard) == bool(table)
+        locations.append(findings_of(merged(), hosts_with(), switch_counters=reads)[1]["switches"])
+    assert locations[0] == locations[1] == dict(read=[], unread={}, lldp=["leaf01"]), locations
+    # Read before the traffic, not after: read all the same (what it heard before is compared).
+    reads = {"before": {"leaf01": {"ports": {}, "lldp": full}}, "after": {"leaf01": {"ports": {}, "lldp_error": "timed out"}}}
+    assert switch_lldp_of(reads)[1:] == (["leaf01"], {})
