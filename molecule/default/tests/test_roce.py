@@ -89,3 +89,15 @@ def test_the_report_reads_each_switch_against_its_contract():
         [check] = report["hosts"][name]["checks"]
         assert check["name"] == "qos switch" and check["status"] == "passed", check
         assert ("%s agrees with the contract: roce %s" % (name, mode)) in check["msg"], check
+
+
+def test_the_report_says_which_switches_it_read_around_the_traffic():
+    """The same report says which switches' counters were read around the traffic (all four) and whose own LLDP
+    table was (leaf2: nv over SSH; leaf1's REST API gives none). leaf2's table is listed whether or not a lab VM is
+    cabled into it while the scenario runs (the rdma scenario boots one beside it): the idempotence run's report
+    must not change because another server came up on the leaf."""
+    with open("/var/tmp/roce-fabric-validation/report.json") as handle:
+        report = json.load(handle)
+    switches = report["location"]["switches"]
+    assert switches["read"] == ["leaf1", "leaf2", "sw1", "sw2"] and switches["unread"] == {}, switches
+    assert switches["lldp"] == ["leaf2"] and "lldp_unread" not in switches, switches

@@ -225,7 +225,9 @@ def findings_of(tests, hosts, retest_tests=None, cabling=None, switch_counters=N
     switch_ports, unread = switch_port_deltas(switch_counters)
     heard, lldp_read, lldp_unread = switch_lldp_of(switch_counters)
     fleet, rails, evidence = run_inputs(tests, hosts, cabling, switch_ports, addresses, heard)
-    switches = dict(read=sorted(set(key.split("/", 1)[0] for key in switch_ports)), unread=unread, lldp=lldp_read)
+    # The switches whose counters were read before and after the traffic, whatever ports they listed.
+    phases = [set(((switch_counters or {}).get(phase) or {})) for phase in ("before", "after")]
+    switches = dict(read=sorted((phases[0] | phases[1]) - set(unread)), unread=unread, lldp=lldp_read)
     if lldp_unread:
         switches["lldp_unread"] = lldp_unread
     if not rails:

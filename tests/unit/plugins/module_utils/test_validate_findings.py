@@ -438,7 +438,7 @@ def test_pauses_the_switch_port_received_from_a_failing_host_name_its_nic_with_t
 
 
 def test_a_switch_whose_lldp_table_was_read_is_listed_whether_or_not_it_heard_anyone():
-    """Which switches' LLDP tables were read is the same from one run to the next: a leaf whose ports hear no host
+    """Which switches' counters and LLDP tables were read is the same from one run to the next: a leaf whose ports hear no host
     this time (the servers of its other ports powered off) was read all the same, and a run on other hosts does not
     change what the report says of it (the report is rewritten only when its outcome changed)."""
     empty = {}
@@ -449,7 +449,8 @@ def test_a_switch_whose_lldp_table_was_read_is_listed_whether_or_not_it_heard_an
         heard, read, unread = switch_lldp_of(reads)
         assert read == ["leaf01"] and unread == {} and bool(heard) == bool(table)
         locations.append(findings_of(merged(), hosts_with(), switch_counters=reads)[1]["switches"])
-    assert locations[0] == locations[1] == dict(read=[], unread={}, lldp=["leaf01"]), locations
+    # Its counters too: read before and after, listed whatever ports they had.
+    assert locations[0] == locations[1] == dict(read=["leaf01"], unread={}, lldp=["leaf01"]), locations
     # Read before the traffic, not after: read all the same (what it heard before is compared).
     reads = {"before": {"leaf01": {"ports": {}, "lldp": full}}, "after": {"leaf01": {"ports": {}, "lldp_error": "timed out"}}}
     assert switch_lldp_of(reads)[1:] == (["leaf01"], {})
