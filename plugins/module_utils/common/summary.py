@@ -137,8 +137,9 @@ def report(hosts, check_mode):
     title = "what each host would change (check mode)" if check_mode else "what each host changed"
     counts = {}
     for rows in hosts.values():
-        worst = min((order.get(r[2], 5) for r in rows), default=5)
-        key = next((k for k, v in sorted(order.items(), key=lambda kv: kv[1]) if v == worst), "ok")
+        # Each host counted once, by its most telling status: the first of its own statuses in ``order`` (among
+        # equals by name: a real run's "changed" before its "pending" reboot); "ok" for a host without rows.
+        key = min(((order.get(r[2], 5), r[2]) for r in rows), default=(4, "ok"))[1]
         counts[key] = counts.get(key, 0) + 1
     lines = ["summary, %s: %s" % (title, ", ".join("%d %s" % (n, k) for k, n in sorted(counts.items(),
                                                                                        key=lambda kv: order.get(kv[0], 5))))]

@@ -270,3 +270,16 @@ def test_the_summary_text_puts_hosts_with_something_to_say_first():
         "leaf02: switch: unreachable: timed out",
         "leaf01: switch: would change: nv set qos roce enable on",
         "gpu01: no change"]
+
+
+def test_the_summary_text_of_a_real_run_counts_what_changed():
+    """A run that is not in check mode counts its hosts as "changed" (or "pending", a reboot left for later), never
+    as "would change": the lab's run printed "10 would change, 1 ok" for a run that changed ten hosts."""
+    text = summary.report({
+        "gpu01": [("host", "firmware", "changed", "mlxconfig -d 0000:3b:00.0 -y set SRIOV_EN=1"),
+                  ("host", "reboot", "pending", "reboot for: firmware SRIOV_EN waits for a reboot")],
+        "gpu02": [("host", "reboot", "pending", "reboot for: firmware SRIOV_EN waits for a reboot")],
+        "leaf01": [("switch", "switch", "changed", "nv set qos roce enable on")],
+        "leaf02": [("switch", "switch", "ok", "no change")],
+    }, False)
+    assert text.splitlines()[0] == "summary, what each host changed: 2 changed, 1 pending, 1 ok", text
