@@ -37,13 +37,40 @@ def ssh_banner(address, port=22, timeout=1):
         return False
 
 
-def live_pid(pid_file):
-    """The PID written in pid_file when that process still runs, else None."""
+# How much later than its pid file a process may seem to have started and still be the one the file names: the boot
+# time the kernel gives is in whole seconds (a start computed from it is up to 1 s early, never late), and a small
+# step of the clock is allowed for.
+PID_FILE_SLACK = 2.0
+
+
+def started_at(pid):
+    """When process ``pid`` started, in seconds since the epoch (its start in clock ticks after boot, field 22 of
+    /proc/<pid>/stat, plus the boot time of /proc/stat), or None when there is no such process."""
     try:
+        with open("/proc/%d/stat" % pid) as handle:
+            stat = handle.read()
+        with open("/proc/stat") as handle:
+            boot = next(int(line.split()[1]) for line in handle if line.startswith("btime "))
+    except (OSError, ValueError, StopIteration):
+        return None
+    fields = stat[stat.rfind(")") + 2:].split()
+    # fields[0] is the stat file's third field (the state): the start time, the 22nd, is fields[19].
+    return boot + int(fields[19]) / float(os.sysconf("SC_CLK_TCK"))
+
+
+def live_pid(pid_file):
+    """The PID written in pid_file when that process still runs, else None. A process that started after the file was
+    written is not the one the file names but a newer one given the same PID once ours had ended (a busy machine's
+    PIDs wrap around, at 32768 by default): None, so that no stop of a peer signals it."""
+    try:
+        written = os.stat(pid_file).st_mtime
         with open(pid_file) as handle:
             pid = int(handle.read().strip())
         os.kill(pid, 0)
     except (OSError, ValueError):
+        return None
+    started = started_at(pid)
+    if started is None or started > written + PID_FILE_SLACK:
         return None
     return None if zombie(pid) else pid
 

@@ -10,7 +10,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import pytest  # noqa: E402  pylint: disable=wrong-import-position
 
-from labutil import NETNS_DIR, add_netns, live_pid, remove_netns, stop_process, zombie  # noqa: E402  pylint: disable=wrong-import-position
+from labutil import NETNS_DIR, add_netns, live_pid, remove_netns, started_at, stop_process, zombie  # noqa: E402  pylint: disable=wrong-import-position
 
 
 def test_an_ended_process_not_yet_reaped_is_not_running(tmp_path):
@@ -27,6 +27,32 @@ def test_an_ended_process_not_yet_reaped_is_not_running(tmp_path):
     assert time.time() - started < 2
     proc.wait()
     assert not zombie(proc.pid) and live_pid(str(pid_file)) is None
+
+
+def test_a_pid_file_older_than_the_process_of_its_pid_names_no_process(tmp_path):
+    """A peer that ended without the lab's stop leaves its pid file; once the machine's PIDs wrap around, the PID is
+    another process's, and a later stop of the peer signalled it (an SSH connection master of a tier running beside,
+    say). A process that started after its pid file was written is not the file's: live_pid gives None and the stop
+    leaves it running."""
+    proc = subprocess.Popen(["sleep", "30"])
+    try:
+        pid_file = tmp_path / "pid"
+        pid_file.write_text("%d\n" % proc.pid)
+        started = started_at(proc.pid)
+        assert started is not None and abs(started - time.time()) < 5
+        assert live_pid(str(pid_file)) == proc.pid
+        # The same file, as a peer that ended a minute before this process started would have left it.
+        os.utime(str(pid_file), (started - 60, started - 60))
+        assert live_pid(str(pid_file)) is None
+        stop_process(lambda: live_pid(str(pid_file)))
+        assert proc.poll() is None and not zombie(proc.pid)
+        # Written a second after the process started (a daemon writes its own once it has forked): still its.
+        os.utime(str(pid_file), (started + 1, started + 1))
+        assert live_pid(str(pid_file)) == proc.pid
+    finally:
+        proc.kill()
+        proc.wait()
+    assert started_at(proc.pid) is None
 
 
 def ip_ok(*argv):

@@ -35,6 +35,7 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
+from labutil import live_pid  # noqa: E402  pylint: disable=wrong-import-position
 from peer import Peer  # noqa: E402  pylint: disable=wrong-import-position
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -65,13 +66,8 @@ rules:
 
 
 def _pid_alive(path):
-    try:
-        with open(path) as handle:
-            pid = int(handle.read().strip())
-        os.kill(pid, 0)
-        return pid
-    except (OSError, ValueError):
-        return None
+    """The PID in ``path`` while that process runs (labutil.live_pid: never a newer process given the same PID)."""
+    return live_pid(path)
 
 
 def _stop_pid(path, timeout=10):
