@@ -26,7 +26,6 @@ import json
 import os
 import secrets
 import shutil
-import signal
 import ssl
 import subprocess
 import sys
@@ -35,7 +34,7 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common"))
-from labutil import live_pid  # noqa: E402  pylint: disable=wrong-import-position
+from labutil import live_pid, stop_process  # noqa: E402  pylint: disable=wrong-import-position
 from peer import Peer  # noqa: E402  pylint: disable=wrong-import-position
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -65,21 +64,8 @@ rules:
 """
 
 
-def _pid_alive(path):
-    """The PID in ``path`` while that process runs (labutil.live_pid: never a newer process given the same PID)."""
-    return live_pid(path)
-
-
 def _stop_pid(path, timeout=10):
-    pid = _pid_alive(path)
-    if pid:
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.time() + timeout
-        while _pid_alive(path) and time.time() < deadline:
-            time.sleep(0.1)
-        if _pid_alive(path):
-            os.kill(pid, signal.SIGKILL)
-            time.sleep(0.2)
+    stop_process(lambda: live_pid(path), grace=timeout)
     if os.path.exists(path):
         os.unlink(path)
 
@@ -112,7 +98,7 @@ class KubeApiserver(Peer):
     # --- process control ----------------------------------------------------------------------------
 
     def running(self):
-        return bool(_pid_alive(self.path("apiserver.pid")) and _pid_alive(self.path("etcd.pid")) and self.ready())
+        return bool(live_pid(self.path("apiserver.pid")) and live_pid(self.path("etcd.pid")) and self.ready())
 
     def stop(self):
         _stop_pid(self.path("apiserver.pid"))
