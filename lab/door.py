@@ -202,6 +202,19 @@ class Lab(object):
         """The firmware simulator's administration commands on a lab host (``fwsim.py admin --help``)."""
         return self.peer(host).admin(*args)
 
+    def flint_admin(self, host, *args):
+        """The burning tool simulator's administration on a lab host (``flintsim.py admin image --help``)."""
+        return self.peer(host).flint_admin(*args)
+
+    def management_on(self, host, pci=None):
+        """A lab host's management interface (eth0, which the controller's SSH session reaches) shown as the port of
+        the card function ``pci`` (None: the virtual interface it is, as a reset leaves it)."""
+        self.peer(host).management_on(pci)
+
+    def login_user(self, host):
+        """The lab host's login user with sudo (ansible_user with become), as an inventory of a site has one."""
+        return self.peer(host).login_user
+
     @staticmethod
     def base_image():
         """A Debian base image made on this machine with podman (lab/image/base.py), for image builds that can reach

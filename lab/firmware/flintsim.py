@@ -14,6 +14,7 @@ It shares the firmware simulator's state directory (``fwsim.py``): each adapter 
     python3 flintsim.py --as mlxfwreset|mstfwreset -d DEV [--level 3] [-y] r|reset
     python3 flintsim.py make-image FILE --psid PSID --fw VERSION     (lab: an image file this simulator reads)
     python3 flintsim.py admin [--state-dir DIR] image --pci P --psid PSID --fw VERSION [--running VERSION]
+                                                      [--base-mac MAC]
 
 A burn writes the flash (``fw``); the running version (``running``) follows at the simulator's reboot or power
 cycle (``fwsim.py admin reboot``), or at a firmware reset. What it prints comes from real transcripts, all in the
@@ -89,16 +90,22 @@ def corpus_body(name):
 
 
 def query_lines(image, running=None):
-    """The query report of an image ({psid, fw, release_date}), on the real FS4 report of the corpus: its lines with
-    this image's version, date and PSID; ``running`` adds the FW Version(Running) line after FW Version."""
+    """The query report of an image ({psid, fw, release_date, base_guid, base_mac}), on the real FS4 report of the
+    corpus: its lines with this image's version, date, PSID and the card's Base GUID and MAC (each in the sample's
+    column, the count after it kept); ``running`` adds the FW Version(Running) line after FW Version."""
     values = {"FW Version:": image["fw"], "Product Version:": image["fw"], "PSID:": image["psid"]}
     if image.get("release_date"):
         values["FW Release Date:"] = image["release_date"]
+    ids = {"Base GUID:": image.get("base_guid"), "Base MAC:": image.get("base_mac")}
     lines = []
     for line in corpus_body("flint_query_cx5_fs4.txt"):
         label = line[:LABEL].strip()
         if label in values:
             line = "%-*s%s" % (LABEL, label, values[label])
+        elif ids.get(label):
+            # The sample's value has the same width (12 or 16 hex digits): what follows it stays in its column.
+            sample = line[LABEL:].split()[0]
+            line = line[:LABEL] + ids[label] + line[LABEL + len(sample):]
         lines.append(line)
         if label == "FW Version:" and running and running != image["fw"]:
             lines.append("%-*s%s" % (LABEL, "FW Version(Running):", running))
@@ -343,12 +350,18 @@ def admin(argv, stdout):
     image.add_argument("--running", default=None)
     image.add_argument("--release-date", default=None)
     image.add_argument("--no-live-reset", action="store_true", help="mlxfwreset offers no level 3 on it")
+    image.add_argument("--base-mac", default=None, help="the card's Base MAC (12 hex digits; a Socket Direct card's two "
+                                                        "PCI devices share it)")
     args = parser.parse_args(argv)
     state = fwsim.State(args.state_dir or os.environ.get("FWSIM_STATE_DIR") or fwsim.DEFAULT_STATE_DIR)
     with state.lock():
         record = fwsim._find_record(state, args.pci)  # pylint: disable=protected-access
         record["image"] = dict(psid=args.psid, fw=args.fw, running=args.running or args.fw,
                                release_date=args.release_date, live_reset=not args.no_live_reset)
+        if args.base_mac:
+            # The Base GUID as ConnectX cards derive it from the MAC (the corpus's: e41d2de70f8e, e41d2d0300e70f8e).
+            mac = args.base_mac.lower()
+            record["image"].update(base_mac=mac, base_guid=mac[:6] + "0300" + mac[6:])
         state.save(record)
     stdout.write("%s image %s %s (running %s)\n" % (record["pci"], args.psid, args.fw, args.running or args.fw))
     return 0

@@ -26,6 +26,10 @@ FLINTSIM = os.path.join(HERE, "flintsim.py")
 QOSSIM = os.path.join(os.path.dirname(HERE), "qos", "qossim.py")
 LABHOST = os.path.join(HERE, "labhost.py")
 VAR_LIB = "/var/lib/roce-fabric"
+# A site's login user with sudo, as an inventory with ansible_user and become reaches a server (the host's own
+# /etc/passwd, group and shadow carry it; the lab's key logs it in). sudo keeps Debian's defaults: env_reset.
+LOGIN_USER = "roce-ops"
+LOGIN_UID = 2950
 
 
 class NetnsHost(Peer):
@@ -90,11 +94,21 @@ class NetnsHost(Peer):
             image = nic.get("image")
             if image:
                 run([sys.executable, FLINTSIM, "admin", "--state-dir", fw, "image", "--pci", nic["pci"], "--psid",
-                     image["psid"], "--fw", str(image["fw"])] + ([] if image.get("live_reset", True) else ["--no-live-reset"]),
+                     image["psid"], "--fw", str(image["fw"]), "--base-mac", self.base_mac(nic["pci"])]
+                    + ([] if image.get("live_reset", True) else ["--no-live-reset"]),
                     capture_output=True, text=True, check=True)
 
     def netdevs(self):
         return [name for nic in self.nics for name in nic.get("netdevs", [])]
+
+    def mac(self, pci):
+        """The MAC of the port at ``pci``: the NVIDIA prefix, this host's index, the bus and the function."""
+        base, function = pci.rsplit(".", 1)
+        return "0c:42:a1:%02x:%02x:%02x" % (self.index & 0xFF, int(base.split(":")[1], 16), int(function))
+
+    def base_mac(self, pci):
+        """The card's Base MAC, as flint prints it: its first port's MAC, without colons."""
+        return self.mac(pci.rsplit(".", 1)[0] + ".0").replace(":", "")
 
     def build_qos(self):
         """The QoS simulator's state: every ConnectX port with the driver's defaults."""
@@ -145,7 +159,7 @@ class NetnsHost(Peer):
                     ifdir = os.path.join(net, ifname)
                     os.makedirs(ifdir)
                     os.symlink("/sys/bus/pci/devices/%s" % address, os.path.join(ifdir, "device"))
-                    mac = "0c:42:a1:%02x:%02x:%02x" % (self.index & 0xFF, int(base.split(":")[1], 16), function)
+                    mac = self.mac(address)
                     for fname, text in (("address", mac), ("mtu", "1500"), ("operstate", "down"), ("type", "1"),
                                         ("carrier", "0"), ("ifindex", str(100 + function))):
                         with open(os.path.join(ifdir, fname), "w") as handle:
@@ -216,6 +230,59 @@ class NetnsHost(Peer):
             if os.path.exists(os.path.join("/etc/skel", name)):
                 shutil.copyfile(os.path.join("/etc/skel", name), os.path.join(home, name))
 
+    login_user = LOGIN_USER
+
+    def build_login_user(self):
+        """The host's /etc/passwd, group, shadow and hosts (the machine's, with LOGIN_USER and this host's name added),
+        LOGIN_USER's home, and a sudoers.d of the host's own that lets it become root without a password."""
+        etc = os.path.join(self.dir, "etc")
+        shutil.rmtree(etc, ignore_errors=True)
+        os.makedirs(os.path.join(etc, "sudoers.d"))
+        home = os.path.join(self.dir, "login-home")
+        shutil.rmtree(home, ignore_errors=True)
+        os.makedirs(home, mode=0o700)
+        os.chown(home, LOGIN_UID, LOGIN_UID)
+        added = {
+            "passwd": "%s:x:%d:%d:site login user:%s:/bin/sh\n" % (LOGIN_USER, LOGIN_UID, LOGIN_UID, home),
+            "group": "%s:x:%d:\n" % (LOGIN_USER, LOGIN_UID),
+            # Not locked ("!"): sshd without PAM refuses a locked account even with a key.
+            "shadow": "%s:*:19700:0:99999:7:::\n" % LOGIN_USER,
+            "hosts": "127.0.1.1\t%s\n" % self.name,
+        }
+        for name, line in added.items():
+            with open(os.path.join("/etc", name)) as handle:
+                text = handle.read()
+            path = os.path.join(etc, name)
+            with open(path, "w") as handle:
+                handle.write(text + ("" if text.endswith("\n") else "\n") + line)
+            os.chmod(path, 0o640 if name == "shadow" else 0o644)
+        rule = os.path.join(etc, "sudoers.d", LOGIN_USER)
+        with open(rule, "w") as handle:
+            handle.write("%s ALL=(ALL:ALL) NOPASSWD: ALL\n" % LOGIN_USER)
+        os.chmod(rule, 0o440)
+
+    def login_mounts(self):
+        """The bind mounts that give the host its login user (none where the machine has no sudo)."""
+        if not os.path.isdir("/etc/sudoers.d"):
+            return []
+        etc = os.path.join(self.dir, "etc")
+        return ["mount --bind %s/%s /etc/%s" % (etc, name, name) for name in ("passwd", "group", "shadow", "hosts", "sudoers.d")]
+
+    def management_on(self, pci=None):
+        """The host's management interface (eth0, where the controller's SSH session arrives) shown in sysfs as the
+        port of the card function ``pci``, as on a server whose management network runs on a ConnectX port; None:
+        back to the virtual interface it is."""
+        entry = os.path.join(self.dir, "sys", "net", "eth0")
+        if os.path.islink(entry):
+            os.unlink(entry)
+        elif os.path.isdir(entry):
+            shutil.rmtree(entry)
+        if pci is None:
+            os.symlink("/sys/devices/virtual/net/eth0", entry)
+            return
+        os.makedirs(entry)
+        os.symlink("/sys/bus/pci/devices/%s" % pci, os.path.join(entry, "device"))
+
     def build_ssh(self):
         key = self.lab.ssh_key()
         host_key = os.path.join(self.dir, "ssh_host_ed25519_key")
@@ -243,6 +310,7 @@ class NetnsHost(Peer):
             handle.write(config)
 
     def reset(self):
+        self.management_on(None)
         self.build_firmware()
         self.build_qos()
         if "mlnx_qos" in self.qos_tools:
@@ -277,6 +345,7 @@ class NetnsHost(Peer):
         self.build_sbin()
         self.build_ssh()
         self.build_home()
+        self.build_login_user()
         shutil.rmtree(os.path.join(self.dir, "work"), ignore_errors=True)
         os.makedirs(os.path.join(self.dir, "work"))
         # The services a peer runs on this host start again at its reboots (labhost.py); a fresh host has none.
@@ -311,6 +380,7 @@ class NetnsHost(Peer):
             "mount --bind %s/var-lib %s" % (d, VAR_LIB),
             "mount -t overlay overlay -o lowerdir=/usr/sbin,upperdir=%s/sbin,workdir=%s/work /usr/sbin" % (d, d),
             "mount --bind %s/root-home %s" % (d, os.path.expanduser("~root")),
+        ] + self.login_mounts() + [
             "exec /usr/sbin/sshd -f %s/sshd_config -E %s/sshd.log" % (d, d),
         ])
         run(ns + ["unshare", "--uts", "/bin/sh", "-c", script])
@@ -349,6 +419,11 @@ class NetnsHost(Peer):
 
     def admin(self, *args):
         return self.fwsim_admin(*args).stdout
+
+    def flint_admin(self, *args):
+        """The burning tool simulator's administration (``flintsim.py admin``): an adapter's image, its Base MAC."""
+        return run([sys.executable, FLINTSIM, "admin", "--state-dir", os.path.join(self.dir, "fw")] + list(args),
+                   capture_output=True, text=True, check=True).stdout
 
     def exec_argv(self, command):
         pidfile = os.path.join(self.dir, "sshd.pid")

@@ -27,10 +27,18 @@ description:
     burn. A second run with the image burnt burns nothing.
   - A burnt image runs after a firmware reset or a reboot. With O(activate=live_reset) each adapter whose burnt
     image does not run yet is reset live (C(mlxfwreset -d <dev> --level 3 -y reset), driver restart and PCI reset,
-    the host kept up) where its C(mlxfwreset query) offers level 3, and read again - never the adapter that carries
-    the controller's SSH session (its route, from C(SSH_CONNECTION)) or one of O(keep_netdevs), also below a bond or
-    VLAN. What is left waits for a reboot - RV(pending), RV(reboot_required), each adapter's C(activation) saying
-    why. The module never reboots.
+    the host kept up) where its C(mlxfwreset query) offers level 3, and read again - never an adapter that carries
+    the controller's session or one of O(keep_netdevs), also below a bond, bridge or VLAN or through a virtual
+    function, and never another PCI function of the same card (its other ports, the other slot of a Socket Direct
+    card, which shares its Base MAC).
+  - The interfaces that carry the controller's session are the host's route to the client address of
+    C(SSH_CONNECTION) and the interface holding its server address - read from the module's own environment, or,
+    where C(become) reset it (sudo's C(env_reset)), from the login session's processes above the module - and the
+    interface holding O(host_address). Where none of them can be found (no SSH session, a loopback address, no
+    C(ip)), no adapter is reset live (fail closed) - RV(controller_path) says why - and the burnt images wait for
+    the reboot.
+  - What is left waits for a reboot - RV(pending), RV(reboot_required), each adapter's C(activation) saying why.
+    The module never reboots.
 author:
   - roce.fabric contributors (@roce-fabric)
 extends_documentation_fragment:
@@ -105,6 +113,12 @@ options:
     type: list
     elements: str
     default: []
+  host_address:
+    description:
+      - The address the controller connects to this host at (the roles pass C(ansible_host)), resolved on the host
+        (C(getent ahosts) where it is a name); the interface holding it is not reset live. A host name, an IPv4 or an
+        IPv6 address.
+    type: str
   burn_timeout:
     description: Seconds one burn (or one live reset) may take before it is stopped (60 to 3600).
     type: int
@@ -149,6 +163,7 @@ adapters:
     - pci: "0000:3b:00.0"
       device: "0000:3b:00.0"
       psid: MT_0000000436
+      base_mac: 1c34da73458a
       burnt: 22.43.1014
       running: 22.39.2048
       wanted: 22.43.1014
@@ -167,6 +182,17 @@ pending:
   returned: always
   type: list
   elements: str
+controller_path:
+  description:
+    - With O(activate=live_reset) and an adapter waiting - the interfaces found to carry the controller's session
+      (C(interfaces), each with C(name) and C(why)), or why none was found (C(unknown); then nothing is reset live).
+  returned: when a live reset was considered
+  type: dict
+  sample:
+    interfaces:
+      - name: eno1
+        why: "the route to the controller's address 192.0.2.10 (SSH_CONNECTION, the login session's environment (process 4120))"
+    unknown: null
 reboot_required:
   description: True when RV(pending) is not empty.
   returned: always
@@ -203,12 +229,21 @@ import re
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, ModuleRun, command_timeout_spec
-from ansible_collections.roce.fabric.plugins.module_utils.firmware.flash import FlashTool, check_versions, image_checks, read_image
+from ansible_collections.roce.fabric.plugins.module_utils.firmware.flash import (
+    FlashTool,
+    check_versions,
+    image_checks,
+    read_image,
+    reset_blocker,
+)
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.image import LIVE_RESET_LEVEL, fw_version, image_plan, version_text
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.power_cycle import DeviceRecord, live_reset_tried
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.transport import FirmwareError
 
 NETDEV_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.@-]{0,14}$")
+# A DNS name (RFC 1123 labels), an IPv4 address or an IPv6 address (with a zone index): what ansible_host holds.
+HOST_ADDRESS_RE = re.compile(r"^(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62})(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62}))*\.?"
+                             r"|[0-9A-Fa-f:.]{2,45}(?:%[A-Za-z0-9_.-]{1,15})?)$")
 
 
 def converge(run, tool, params):
@@ -253,7 +288,7 @@ def converge(run, tool, params):
     for plan in waiting:
         plan["activation"] = "reboot"
     if params["activate"] == "live_reset" and waiting:
-        live_reset(run, tool, waiting, params, manager)
+        live_reset(run, tool, waiting, params, manager, found)
     waits = [p for p in waiting if p["activation"] != "live reset"]
     run.update(adapters=plans, activated=[p["pci"] for p in waiting if p["activation"] == "live reset"],
                pending=[p["pci"] for p in waits], unknown=[p["pci"] for p in plans if p["action"] == "unknown"],
@@ -261,16 +296,34 @@ def converge(run, tool, params):
                    "ConnectX firmware %s burnt on %s, %s runs" % (p["burnt"], p["pci"], p["running"]) for p in waits))
 
 
-def live_reset(run, tool, waiting, params, manager):
+def live_reset(run, tool, waiting, params, manager, found):
     """Reset each waiting adapter live where nothing forbids it; ``activation`` says what happened or why not. A reset
-    that did not load its image is recorded (``reset_record``): no run resets that adapter again for it in this boot."""
+    that did not load its image is recorded (``reset_record``): no run resets that adapter again for it in this boot.
+    Fails closed: where the interfaces that carry the controller's session cannot be found, no adapter is reset."""
     reset_tool = tool.reset_tool()
-    protected = tool.protected_adapters(params["keep_netdevs"])
+    path = tool.controller_path(params["host_address"])
+    run.update(controller_path=dict(interfaces=[dict(name=name, why=why) for name, why in path["interfaces"]],
+                                    unknown=path["unknown"]))
+    protected = tool.protected_adapters(params["keep_netdevs"], path["interfaces"])
+    connectx = set(adapter for adapter in protected if tool.is_connectx(adapter))
+    base_macs = dict((device["pci"], device.get("base_mac")) for device in found)
+    for adapter in sorted(connectx - set(base_macs)):
+        # A protected ConnectX that is not among the adapters read (devices names others): its Base MAC tells its
+        # Socket Direct partners; not read, none of them can be told apart from it (reset_blocker).
+        try:
+            base_macs[adapter] = tool.query_adapter(adapter, manager).get("base_mac")
+        except FirmwareError:
+            base_macs[adapter] = None
     record = DeviceRecord(params["reset_record"], "live reset record").load()
     boot_id = tool.boot_id()
     for plan in waiting:
-        if plan["pci"] in protected:
-            plan["activation"] = "reboot: no live reset, %s" % protected[plan["pci"]]
+        if path["unknown"]:
+            plan["activation"] = ("reboot: no live reset, the interfaces that carry the controller's session could not "
+                                  "be found (%s)" % path["unknown"])
+            continue
+        blocked = reset_blocker(plan["pci"], protected, base_macs, connectx)
+        if blocked:
+            plan["activation"] = "reboot: no live reset, %s" % blocked
             continue
         if not reset_tool:
             plan["activation"] = "reboot: no live reset, neither mlxfwreset nor mstfwreset is installed"
@@ -313,6 +366,7 @@ def main():
             reader=dict(type="str", choices=["auto", "manager", "flint"], default="auto"),
             activate=dict(type="str", choices=["none", "live_reset"], default="none"),
             keep_netdevs=dict(type="list", elements="str", default=[]),
+            host_address=dict(type="str"),
             burn_timeout=dict(type="int", default=900),
             reset_record=dict(type="path", default="/var/lib/roce-fabric/nic_firmware_live_reset.json"),
             **command_timeout_spec()
@@ -324,6 +378,9 @@ def main():
     problems = check_versions(params["versions"])
     problems += ["keep_netdevs: %r is not an interface name" % name for name in params["keep_netdevs"]
                  if not NETDEV_RE.match(name or "")]
+    if params["host_address"] is not None and not (len(params["host_address"]) <= 253
+                                                   and HOST_ADDRESS_RE.match(params["host_address"])):
+        problems.append("host_address: %r is neither a host name nor an address" % params["host_address"])
     if not 60 <= params["burn_timeout"] <= 3600:
         problems.append("burn_timeout must be 60 to 3600 seconds")
     if problems:

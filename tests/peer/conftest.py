@@ -32,9 +32,10 @@ class LabPeer(object):
     def __init__(self, name):
         self.name = name
 
-    def module(self, name, args, check=False, diff=False):
-        """Run one module through the ansible CLI (real SSH) and return its result dict."""
-        return run_module(INVENTORY, self.name, name, args, check=check, diff=diff)
+    def module(self, name, args, check=False, diff=False, options=None):
+        """Run one module through the ansible CLI (real SSH) and return its result dict; ``options``: more of the CLI's
+        options (``["-u", user, "--become"]``)."""
+        return run_module(INVENTORY, self.name, name, args, check=check, diff=diff, options=options)
 
     def reset(self):
         LAB.reset(self.name)
@@ -76,10 +77,10 @@ class LabHost(LabPeer):
         assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def run_module(inventory, host, name, args, check=False, diff=False, extra_env=None, connection=None):
+def run_module(inventory, host, name, args, check=False, diff=False, extra_env=None, connection=None, options=None):
     env = dict(os.environ, ANSIBLE_LOAD_CALLBACK_PLUGINS="1", ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json")
     env.update(extra_env or {})
-    argv = ["ansible", "-i", inventory, host, "-m", name, "-a", json.dumps(args)]
+    argv = ["ansible", "-i", inventory, host, "-m", name, "-a", json.dumps(args)] + list(options or [])
     if connection:
         argv += ["-c", connection]
     if connection == "local":

@@ -272,3 +272,62 @@ def test_an_image_pinned_by_url_is_downloaded_on_the_controller_checked_and_burn
         assert images(gpu1)[CX6DX]["running"] == "22.45.3608"
     finally:
         server.shutdown()
+
+
+def as_login_user(options=None):
+    """The CLI options of a site that logs in as its own user and becomes root with sudo (ansible_user + become; as
+    extra variables, which win over the lab inventory's ansible_user: root)."""
+    return ["-e", json.dumps(dict(ansible_user=LAB.login_user("gpu1"), ansible_become=True))] + list(options or [])
+
+
+def test_the_live_reset_guard_holds_under_become_with_sudo_s_env_reset(gpu1):
+    """The controller logs in as the site's user and becomes root through the host's real sudo, whose env_reset
+    leaves the module without SSH_CONNECTION; gpu1's management interface eth0, where that session arrives, is the
+    second port of the ConnectX-6 Dx. Its burnt image is not reset live: it waits for the host's reboot. With eth0
+    on no adapter the same become run resets it."""
+    probe = gpu1.module("ansible.builtin.command", dict(argv=["env"]), options=as_login_user())
+    assert probe.get("rc") == 0, probe
+    assert "SUDO_USER=%s" % LAB.login_user("gpu1") in probe["stdout"] and "SSH_CONNECTION" not in probe["stdout"]
+    path, digest = make_image("gpu1", "cx6dx-22.45.3608.bin", PSID_CX6DX, "22.45.3608")
+    args = dict(devices=["ens1f0np0"], versions={PSID_CX6DX: dict(version="22.45.3608", image=path, sha256=digest)},
+                activate="live_reset")
+    LAB.management_on("gpu1", "0000:3b:00.1")
+    try:
+        held = gpu1.module(MODULE, args, options=as_login_user())
+    finally:
+        LAB.management_on("gpu1", None)
+    assert held.get("failed") is not True, held
+    activation = held["adapters"][0]["activation"]
+    assert activation.startswith("reboot: no live reset, it carries the controller's session (eth0: the route to the "
+                                 "controller's address 10.77.0.1 (SSH_CONNECTION, the login session's environment "
+                                 "(process "), activation
+    assert held["pending"] == [CX6DX] and held["activated"] == [] and held["reboot_required"] is True
+    assert not [c for c in gpu1.mutating_calls() if "reset" in c["argv"]]
+    assert images(gpu1)[CX6DX]["fw"] == "22.45.3608" and images(gpu1)[CX6DX]["running"] == "22.43.1020"
+    # eth0 a virtual interface again: the same run under sudo resets the card live.
+    free = gpu1.module(MODULE, args, options=as_login_user())
+    assert free["activated"] == [CX6DX] and images(gpu1)[CX6DX]["running"] == "22.45.3608", free
+    assert len([c for c in gpu1.mutating_calls() if "reset" in c["argv"]]) == 1 and gpu1.reboots() == 0
+
+
+def test_the_other_slot_of_a_socket_direct_card_that_carries_the_session_is_not_reset(gpu1):
+    """A Socket Direct card: one flash on two PCIe slots, whose PCI devices print one query (the same PSID, versions
+    and Base MAC). gpu1's 86:00.0 is made the other slot of the ConnectX-6 Dx's card, with its burnt image waiting,
+    and the management interface eth0 is its port: neither slot is reset live (a reset takes the whole card down)."""
+    base_mac = images(gpu1)[CX6DX]["base_mac"]
+    for pci in (CX6DX, CX7):
+        LAB.flint_admin("gpu1", "image", "--pci", pci, "--psid", PSID_CX6DX, "--fw", "22.45.3608", "--running",
+                        "22.43.1020", "--base-mac", base_mac)
+    LAB.management_on("gpu1", "0000:86:00.0")
+    try:
+        result = gpu1.module(MODULE, dict(versions={PSID_CX6DX: dict(version="22.45.3608")}, activate="live_reset"),
+                             options=as_login_user())
+    finally:
+        LAB.management_on("gpu1", None)
+    assert result.get("failed") is not True, result
+    activation = dict((a["pci"], a["activation"]) for a in result["adapters"])
+    assert activation[CX7].startswith("reboot: no live reset, it carries the controller's session (eth0: "), activation
+    assert activation[CX6DX].startswith("reboot: no live reset, it is one card with %s (Socket Direct, Base MAC %s)"
+                                        % (CX7, base_mac)), activation
+    assert sorted(result["pending"]) == [CX6DX, CX7] and result["activated"] == []
+    assert not [c for c in gpu1.mutating_calls() if "reset" in c["argv"]] and burns(gpu1) == []

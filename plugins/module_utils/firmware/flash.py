@@ -25,7 +25,22 @@ import stat
 
 from ansible.module_utils.six.moves.urllib.parse import urlsplit
 
-from ansible_collections.roce.fabric.plugins.module_utils.common.pci import adapter_address, netdev_pci_address
+from ansible_collections.roce.fabric.plugins.module_utils.common.netpath import (
+    NetPathError,
+    address_interfaces,
+    controller_path,
+    ip_address,
+    parse_ssh_connection,
+    resolved_addresses,
+    route_device,
+    session_ssh_connection,
+)
+from ansible_collections.roce.fabric.plugins.module_utils.common.pci import (
+    MELLANOX_VENDOR_ID,
+    adapter_address,
+    netdev_pci_address,
+    pci_device_info,
+)
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.image import (
     FirmwareImageError,
@@ -35,7 +50,6 @@ from ansible_collections.roce.fabric.plugins.module_utils.firmware.image import 
     parse_fwmanager,
     parse_flint_query,
     parse_reset_levels,
-    route_device,
     version_text,
 )
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.parsers import error_lines
@@ -91,8 +105,8 @@ class FlashTool(FirmwareTool):
         return None
 
     def query_adapter(self, device, manager=None):
-        """An adapter's ``psid``, ``fw`` (burnt), ``running`` and ``part_number`` (None where flint's query is the
-        reader: it does not print one), read by the firmware manager when one is given, else by the tool's query."""
+        """An adapter's ``psid``, ``fw`` (burnt), ``running``, ``base_mac`` (None where not reported) and
+        ``part_number`` (None where flint's query is the reader: it does not print one), read by the firmware manager when one is given, else by the tool's query."""
         if not manager:
             return dict(self.query_device(device), part_number=None)
         rc, out, err = self.runner.run([manager, "-d", device, "--query"])
@@ -111,7 +125,7 @@ class FlashTool(FirmwareTool):
                 os.path.basename(manager), device, len(found)), category="parse_error", stdout=out)
         adapter = found[0]
         return dict(psid=adapter["psid"], fw=adapter["fw"], running=adapter["running"] or adapter["fw"],
-                    part_number=adapter["part_number"], device_type=adapter["device_type"])
+                    part_number=adapter["part_number"], device_type=adapter["device_type"], base_mac=adapter["base_mac"])
 
     def query_image(self, image):
         return self._query([self.path, "-i", image, "query"], image)
@@ -160,35 +174,71 @@ class FlashTool(FirmwareTool):
         except (IOError, OSError):
             return None
 
-    def controller_netdev(self):
-        """The interface this host answers the controller's SSH session through (``SSH_CONNECTION``'s client
-        address, ``ip -j route get``); None when the module does not run over SSH or the route cannot be read."""
-        client = (os.environ.get("SSH_CONNECTION") or "").split()
+    def controller_path(self, host_address=None):
+        """Which interfaces carry the controller's session (``netpath.controller_path``): from SSH_CONNECTION, the
+        module's own or, under ``become``, its login session's, and from ``host_address`` (the inventory's address of
+        this host) resolved here. ``unknown`` says why none was found: then no live reset may run."""
         ip = self.module.get_bin_path("ip")
-        if not client or not ip:
-            return None
-        rc, out, _err = self.runner.run([ip, "-j", "route", "get", client[0]])
+        if not ip:
+            return dict(interfaces=[], unknown="the host has no ip command (iproute2) to read its routes and addresses")
+        value, source = session_ssh_connection(proc_root=os.path.join(self.sysfs_root, "proc"))
+        ssh = parse_ssh_connection(value)
+        client_route = None
+        if ssh and not ssh["client"].is_loopback:
+            rc, out, _err = self.runner.run([ip, "-j", "route", "get", str(ssh["client"])])
+            try:
+                client_route = route_device(out) if rc == 0 else None
+            except NetPathError:
+                client_route = None
+        rc, out, _err = self.runner.run([ip, "-j", "address", "show"])
         try:
-            return route_device(out) if rc == 0 else None
-        except FirmwareImageError:
-            return None
+            addresses = address_interfaces(out) if rc == 0 else {}
+        except NetPathError:
+            addresses = {}
+        return controller_path(ssh, source, client_route, addresses, self.resolve(host_address))
 
-    def protected_adapters(self, keep_netdevs):
-        """{adapter: why} of the adapters no live reset may touch: the one that carries the controller's SSH session,
-        and those of ``keep_netdevs`` (a management network, a storage path)."""
+    def resolve(self, host_address):
+        """The addresses ``host_address`` names on this host: itself where it is an address, else ``getent ahosts``
+        (the host's resolver, under the command timeout); [] where it names none."""
+        if not host_address:
+            return []
+        literal = ip_address(host_address)
+        if literal is not None:
+            return [literal]
+        getent = self.module.get_bin_path("getent")
+        if not getent:
+            return []
+        rc, out, _err = self.runner.run([getent, "ahosts", host_address])
+        return resolved_addresses(out) if rc == 0 else []
+
+    def adapter_of(self, name):
+        """The adapter (its first physical function's PCI address) behind interface ``name``: a virtual function's is
+        its physical function's; None where no PCI device is behind it (a veth, a dummy, a bridge of its own)."""
+        try:
+            address = netdev_pci_address(name, self.sysfs_root)
+        except ValueError:
+            return None
+        info = pci_device_info(address, self.sysfs_root) or {}
+        if info.get("physfn"):
+            address = info["physfn"]
+        return adapter_address(address, self.sysfs_root)
+
+    def protected_adapters(self, keep_netdevs, controller_interfaces=()):
+        """{adapter: why} of the adapters no live reset may touch: those that carry the controller's session
+        (``controller_interfaces``, from ``controller_path``) and those of ``keep_netdevs`` (a management network,
+        a storage path), also below a bond, bridge or VLAN and through a virtual function."""
         reasons = {}
         named = [(name, "it carries %s (keep_netdevs)" % name) for name in keep_netdevs or []]
-        controller = self.controller_netdev()
-        if controller:
-            named.append((controller, "it carries the controller's SSH session (%s)" % controller))
+        named += [(name, "it carries the controller's session (%s: %s)" % (name, why)) for name, why in controller_interfaces]
         for name, why in named:
             for port in self.ports_under(name):
-                try:
-                    adapter = adapter_address(netdev_pci_address(port, self.sysfs_root), self.sysfs_root)
-                except ValueError:
-                    continue  # not a PCI device (a veth, a dummy): no adapter behind it
-                reasons.setdefault(adapter, why)
+                adapter = self.adapter_of(port)
+                if adapter:
+                    reasons.setdefault(adapter, why)
         return reasons
+
+    def is_connectx(self, adapter):
+        return ((pci_device_info(adapter, self.sysfs_root) or {}).get("vendor") or "").lower() == MELLANOX_VENDOR_ID
 
     def ports_under(self, name, depth=0):
         """``name`` and the interfaces below it (a VLAN's parent, a bond's or a bridge's members: sysfs
@@ -212,6 +262,30 @@ class FlashTool(FirmwareTool):
                 self.kind, argv[2], "; ".join(parsed["errors"]) or (err or out).strip() or "exit code %d" % rc),
                 category="burn_failed", rc=rc, stdout=out, stderr=err, failed_command=CommandRunner.render(argv))
         return parsed
+
+
+def reset_blocker(adapter, protected, base_macs, connectx):
+    """Why a live reset of ``adapter`` would touch a protected one, or None when it would not.
+
+    ``protected``: {adapter: why} (``FlashTool.protected_adapters``); ``base_macs``: {adapter: the Base MAC its query
+    printed, None where it printed none}; ``connectx``: the protected adapters that are ConnectX. A live reset takes
+    every PCI function of the card down: the functions of its slot (its ports, their virtual functions) and, on a
+    Socket Direct card (one card on two PCIe slots, often of two CPU sockets), the functions of its other slot,
+    which mlxfwreset finds by the Base MAC the two share (mstflint's mlxfwresetlib get_socket_direct_pci_devices).
+    Where a Base MAC is not reported, whether two ConnectX devices are one card cannot be told: no reset."""
+    if adapter in protected:
+        return protected[adapter]
+    mine = base_macs.get(adapter)
+    for other in sorted(protected):
+        if other not in connectx:
+            continue  # not a ConnectX device (the management network's own NIC): no card of ours
+        theirs = base_macs.get(other)
+        if mine is None or theirs is None:
+            return ("its Base MAC or that of %s is not reported, so whether they are one card (Socket Direct) cannot be "
+                    "told, and %s: %s" % (other, other, protected[other]))
+        if mine.lower() == theirs.lower():
+            return "it is one card with %s (Socket Direct, Base MAC %s), and %s: %s" % (other, mine, other, protected[other])
+    return None
 
 
 def sha256_of(path):

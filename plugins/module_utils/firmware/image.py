@@ -18,7 +18,6 @@ part number) to the version it wants; an adapter without an entry is reported, n
 
 from __future__ import annotations
 
-import json
 import re
 
 VERSION_RE = re.compile(r"^(\d+)[._](\d+)[._](\d+)$")
@@ -54,10 +53,18 @@ def _na(text):
     return None if not value or value.upper() == "N/A" else value
 
 
+def _base_mac(text):
+    """The ``Base MAC`` value (flint prints the MAC, then how many the card has: ``e41d2de70f8e   4``); None for N/A
+    or nothing."""
+    value = _na(text)
+    return value.split()[0].lower() if value else None
+
+
 def parse_fwmanager(text):
     """Each adapter of a firmware manager report: ``device_type``, ``part_number``, ``description``, ``psid``,
-    ``pci``, ``fw`` (burnt), ``running`` (what runs: the ``FW (Running)`` row, else the burnt one), ``available``
-    (the manager's image for it, None for N/A), ``status`` and ``roms`` ({PXE: version, UEFI: ...})."""
+    ``pci``, ``base_mac`` (None where N/A), ``fw`` (burnt), ``running`` (what runs: the ``FW (Running)`` row, else
+    the burnt one), ``available`` (the manager's image for it, None for N/A), ``status`` and ``roms`` ({PXE:
+    version, UEFI: ...})."""
     devices, current, in_versions = [], None, False
     for line in (text or "").splitlines():
         if DEVICE_RE.match(line.strip()):
@@ -87,8 +94,8 @@ def parse_fwmanager(text):
         running = (versions.get("FW (Running)") or (burnt, None))[0]
         out.append(dict(device_type=device.get("Device Type"), part_number=_na(device.get("Part Number")),
                         description=device.get("Description"), psid=_na(device.get("PSID")),
-                        pci=_na(device.get("PCI Device Name")), fw=burnt, running=running, available=available,
-                        status=device.get("Status"),
+                        pci=_na(device.get("PCI Device Name")), base_mac=_base_mac(device.get("Base MAC")), fw=burnt,
+                        running=running, available=available, status=device.get("Status"),
                         roms=dict((name, value[0]) for name, value in versions.items()
                                   if name not in ("FW", "FW (Running)"))))
     return out
@@ -97,7 +104,8 @@ def parse_fwmanager(text):
 def parse_flint_query(text):
     """``flint -d <dev> query`` (or ``flint -i <image> query``): ``image_type``, ``fw`` (the burnt image's version),
     ``running`` (the ``FW Version(Running)`` line, printed while another version runs than the burnt one; else
-    ``fw``), ``product_version``, ``release_date``, ``psid`` and ``roms`` (the Rom Info lines)."""
+    ``fw``), ``product_version``, ``release_date``, ``psid``, ``base_mac`` (None where not printed or N/A) and ``roms``
+    (the Rom Info lines)."""
     fields, roms, last = {}, [], None
     for line in (text or "").splitlines():
         if last == "Rom Info" and line.startswith(" ") and "=" in line:
@@ -116,7 +124,7 @@ def parse_flint_query(text):
     return dict(image_type=fields.get("Image type"), fw=fw,
                 running=(fields.get("FW Version(Running)") or fw).strip(),
                 product_version=_na(fields.get("Product Version")), release_date=_na(fields.get("FW Release Date")),
-                psid=fields["PSID"].strip(), roms=roms)
+                psid=fields["PSID"].strip(), base_mac=_base_mac(fields.get("Base MAC")), roms=roms)
 
 
 def parse_burn(text):
@@ -169,6 +177,7 @@ def image_plan(devices, versions, policy="exact", allow_downgrade=False):
         burnt, running = fw_version(device.get("fw")), fw_version(device.get("running"))
         key, wanted = _entry_for(device, wanted_of)
         plan = dict(pci=device.get("pci"), psid=device.get("psid"), part_number=device.get("part_number"),
+                    base_mac=device.get("base_mac"),
                     burnt=version_text(burnt), running=version_text(running), wanted=version_text(wanted), key=key)
         name = "%s (%s, %s)" % (device.get("pci") or "?", device.get("part_number") or "?", device.get("psid") or "?")
         if key is None:
@@ -214,12 +223,3 @@ def parse_reset_levels(text):
     if not levels:
         raise FirmwareImageError("not an mlxfwreset query (no Reset-levels)")
     return levels
-
-
-def route_device(text):
-    """The interface of ``ip -j route get <address>``'s route (None when it names none)."""
-    try:
-        routes = json.loads(text or "")
-    except ValueError:
-        raise FirmwareImageError("not ip -j route get output")
-    return routes[0].get("dev") if routes and isinstance(routes[0], dict) else None

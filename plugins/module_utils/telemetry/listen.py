@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import ipaddress
 
+from ansible_collections.roce.fabric.plugins.module_utils.common.netpath import parse_ssh_connection
+
 
 class ListenError(ValueError):
     """A listen setting that cannot be used; the message says what to set."""
@@ -36,15 +38,10 @@ def _address(text):
 
 def ssh_server_address(ssh_connection):
     """The server address of an SSH_CONNECTION value, or None (absent, malformed, or loopback)."""
-    fields = (ssh_connection or "").split()
-    if len(fields) != 4:
+    parsed = parse_ssh_connection(ssh_connection)
+    if parsed is None or parsed["server"].is_loopback or parsed["server"].is_unspecified:
         return None
-    address = _address(fields[2])
-    if address is None or address.is_loopback or address.is_unspecified:
-        return None
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return address
+    return parsed["server"]
 
 
 def listen_address(setting, host="", ssh_connection=None, default_address=None):

@@ -1,11 +1,14 @@
 # -*- coding: utf-8 -*-
 # Copyright: (c) 2026, roce.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The nic_firmware role's pinned images as the module takes them (module_utils/firmware/flash.py image_files)."""
+"""The nic_firmware role's pinned images as the module takes them (module_utils/firmware/flash.py image_files), and
+which cards a live reset must spare (reset_blocker)."""
 
 from __future__ import annotations
 
-from ansible_collections.roce.fabric.plugins.module_utils.firmware.flash import check_versions, image_files
+from ansible_collections.roce.fabric.plugins.module_utils.firmware.flash import check_versions, image_files, reset_blocker
+from ansible_collections.roce.fabric.plugins.module_utils.firmware.image import parse_flint_query
+from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
 SHA = "a" * 64
 
@@ -71,3 +74,26 @@ def test_the_module_s_own_checks_of_versions():
     problems = check_versions({"MT 1": dict(version="1.2.3"), "MT_2": dict(version="22.45.3608", image="x.bin")})
     assert problems == ["'MT 1' is neither a PSID (letters, digits and _, at most 16) nor a part number (letters, digits, - and _, at most 40)",
                         "versions.MT_2.image must be an absolute path on the host"]
+
+
+def test_a_live_reset_spares_every_pci_function_of_a_protected_card():
+    """reset_blocker on the Base MACs the real queries print: a Socket Direct card's two PCI devices print one query
+    (one flash), so the same Base MAC; another card prints its own; an FS2 query (ConnectX-3) prints none."""
+    mac = dict((name, parse_flint_query(corpus.read("fwimage", name))["base_mac"]) for name in (
+        "flint_query_cx5_fs4.txt", "flint_query_cx4_fs3.txt", "flint_query_cx3_fs2_before_burn.txt"))
+    protected = {"0000:3b:00.0": "it carries the controller's session (eno1np0: the route to 192.0.2.10)"}
+    # The other slot of the same card: one Base MAC.
+    macs = {"0000:3b:00.0": mac["flint_query_cx5_fs4.txt"], "0000:86:00.0": mac["flint_query_cx5_fs4.txt"]}
+    assert reset_blocker("0000:86:00.0", protected, macs, set(protected)) == (
+        "it is one card with 0000:3b:00.0 (Socket Direct, Base MAC e41d2de70f8e), and 0000:3b:00.0: it carries the "
+        "controller's session (eno1np0: the route to 192.0.2.10)")
+    # The card itself.
+    assert reset_blocker("0000:3b:00.0", protected, macs, set(protected)) == protected["0000:3b:00.0"]
+    # Another card: its own Base MAC.
+    macs["0000:86:00.0"] = mac["flint_query_cx4_fs3.txt"]
+    assert reset_blocker("0000:86:00.0", protected, macs, set(protected)) is None
+    # A query without a Base MAC: it cannot be told apart, no reset.
+    macs["0000:86:00.0"] = mac["flint_query_cx3_fs2_before_burn.txt"]
+    assert "cannot be told" in reset_blocker("0000:86:00.0", protected, macs, set(protected))
+    # The session on a NIC that is no ConnectX (no card of ours to share): nothing to tell apart.
+    assert reset_blocker("0000:86:00.0", {"0000:02:00.0": "it carries eno1"}, macs, set()) is None

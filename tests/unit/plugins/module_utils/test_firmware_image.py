@@ -11,8 +11,7 @@ import os
 import pytest
 
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.image import (
-    FirmwareImageError, fw_version, image_plan, parse_burn, parse_flint_query, parse_fwmanager, parse_reset_levels,
-    route_device)
+    FirmwareImageError, fw_version, image_plan, parse_burn, parse_flint_query, parse_fwmanager, parse_reset_levels)
 from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 
 SAMPLES = sorted(os.listdir(os.path.join(corpus.FIXTURES, "fwimage")))
@@ -28,6 +27,8 @@ def test_the_firmware_manager_report_of_every_sample(name):
     want = expect(name)
     assert device["psid"] == want["psid"] and device["fw"] == want["fw"]
     assert device["running"] == want.get("running", want["fw"])
+    # The card's Base MAC, which tells the two PCI devices of a Socket Direct card; N/A where the manager has none.
+    assert device["base_mac"] == (None if want["base_mac"] == "none" else want["base_mac"])
     if "available" in want:
         assert device["available"] == (None if want["available"] == "none" else want["available"])
 
@@ -47,6 +48,8 @@ def test_flint_query_of_every_sample(name):
     assert (parsed["psid"], parsed["fw"], parsed["image_type"]) == (want["psid"], want["fw"], want["image_type"])
     # FW Version(Running) only while the burnt image waits for a reset or reboot.
     assert parsed["running"] == want.get("running", want["fw"])
+    # FS3 and FS4 print the card's Base MAC (and its count); a ConnectX-3's FS2 query prints MACs per port, no base.
+    assert parsed["base_mac"] == (None if want["base_mac"] == "none" else want["base_mac"])
     if parsed["image_type"] in ("FS3", "FS4"):
         assert parsed["roms"] == ["type=UEFI version=14.21.17 cpu=AMD64", "type=PXE version=3.6.102 cpu=AMD64"]
     else:
@@ -115,10 +118,3 @@ def test_the_reset_levels_of_the_mlxfwreset_query():
     assert sorted(levels) == [0, 1, 3, 4]
     with pytest.raises(FirmwareImageError, match="no Reset-levels"):
         parse_reset_levels(corpus.read("fwimage", "mlxfwreset_reset_cx4.txt"))
-
-
-@pytest.mark.parametrize("name", ["ip_route_get_via_gateway.txt", "ip_route_get_local.txt"])
-def test_the_interface_of_a_route(name):
-    assert route_device(corpus.read("fwimage", name)) == expect(name)["dev"]
-    with pytest.raises(FirmwareImageError):
-        route_device("8.8.8.8 via 192.0.2.1 dev eth0")

@@ -47,6 +47,8 @@ class FakeFlint(object):
             "3: Driver restart and PCI reset                                  -Supported",
             "3: Driver restart and PCI reset                                  -Not Supported")
         self.reset_loads = reset_loads  # False: the tool's reset ends as the real one does, the old image still runs
+        # The host's route to the controller: eth0, which no adapter carries (a test moves it onto an adapter's port).
+        self.route = sample("ip_route_get_via_gateway.txt")
         self.calls = []
 
     def __call__(self, argv, **kwargs):
@@ -59,8 +61,10 @@ class FakeFlint(object):
             if self.reset_loads:
                 self.queries[argv[2]] = self.queries[argv[2]].replace("FW Version(Running):   2.35.5100\n", "")
             return 0, self.reset_text, ""
-        if argv[0] == IP:
-            return 0, sample("ip_route_get_via_gateway.txt"), ""
+        if argv[:3] == [IP, "-j", "route"]:
+            return 0, self.route, ""
+        if argv == [IP, "-j", "address", "show"]:
+            return 0, sample("ip_address_show_netns_host.txt"), ""
         if argv[-1] == "query" and argv[1] == "-d":
             return 0, self.queries[argv[2]], ""
         if argv[-1] == "query" and argv[1] == "-i":
@@ -80,6 +84,16 @@ def image(tmp_path):
     path = tmp_path / "fw-ConnectX3-rel-2_42_5000-MCX311A-XCA_Ax-FlexBoot-3.4.752.bin"
     path.write_bytes(b"an image file's bytes, read only for their SHA-256")
     return str(path), hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# The inventory's address of the host, held by its eth0 (fixtures/fwimage/ip_address_show_netns_host.txt).
+HOST_ADDRESS = "10.77.0.11"
+
+
+@pytest.fixture(autouse=True)
+def no_session(monkeypatch):
+    """No SSH session unless a test gives one: not the environment of whoever runs the tests."""
+    monkeypatch.delenv("SSH_CONNECTION", raising=False)
 
 
 def install(monkeypatch, fake, tools=("mstflint", "mstfwreset", "ip")):
@@ -230,14 +244,14 @@ def test_a_live_reset_that_did_not_load_the_image_is_not_tried_again_in_this_boo
     path, digest = image
     fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"}, reset_loads=False)
     install(monkeypatch, fake)
-    monkeypatch.delenv("SSH_CONNECTION", raising=False)
     boot = os.path.join(sysfs, "proc", "sys", "kernel", "random")
     os.makedirs(boot)
     with open(os.path.join(boot, "boot_id"), "w") as handle:
         handle.write("9a2f0a4e-6c1d-4f55-8c53-4b1e2a7d0c11\n")
     record = str(tmp_path / "state" / "nic_firmware_live_reset.json")
     os.makedirs(os.path.dirname(record), mode=0o700)
-    args = dict(devices=[CX3], versions=pin(path, digest), activate="live_reset", reset_record=record)
+    args = dict(devices=[CX3], versions=pin(path, digest), activate="live_reset", reset_record=record,
+                host_address=HOST_ADDRESS)
 
     def resets():
         return [c for c in fake.calls if c[-1] == "reset"]
@@ -269,9 +283,8 @@ def test_an_adapter_that_may_not_or_cannot_be_reset_live_waits_for_a_reboot(monk
     path, digest = image
     fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"}, live=case.get("live", True))
     install(monkeypatch, fake, case.get("tools", ("mstflint", "mstfwreset", "ip")))
-    monkeypatch.delenv("SSH_CONNECTION", raising=False)
     result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest), activate="live_reset",
-                                                      keep_netdevs=case.get("keep_netdevs", [])))
+                                                      keep_netdevs=case.get("keep_netdevs", []), host_address=HOST_ADDRESS))
     assert result.get("failed") is not True, result.get("msg")
     assert result["pending"] == [CX3] and result["reboot_required"] is True and result["activated"] == []
     assert result["adapters"][0]["activation"] == "reboot: no live reset, " + why, result["adapters"][0]
@@ -285,14 +298,12 @@ def test_the_adapter_of_the_controller_s_session_is_never_reset_live(monkeypatch
     fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
     install(monkeypatch, fake)
     monkeypatch.setenv("SSH_CONNECTION", "192.0.2.10 50022 192.0.2.2 22")
-    route = sample("ip_route_get_via_gateway.txt").replace('"dev":"eth0"', '"dev":"ens1f0np0"')
-    real = fake.__call__
-    monkeypatch.setattr(basic.AnsibleModule, "run_command",
-                        lambda self, argv, **kw: (0, route, "") if argv[0] == IP else real(argv, **kw))
+    fake.route = fake.route.replace('"dev":"eth0"', '"dev":"ens1f0np0"')
     result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest), activate="live_reset"),
                         check_mode=True)
-    assert result["adapters"][0]["activation"] == ("reboot: no live reset, it carries the controller's SSH session "
-                                                   "(ens1f0np0)")
+    assert result["adapters"][0]["activation"] == (
+        "reboot: no live reset, it carries the controller's session (ens1f0np0: the route to the controller's address "
+        "192.0.2.10 (SSH_CONNECTION, the module's environment))")
     assert result["pending"] == [CX3] and not [c for c in fake.calls if c[-1] == "reset"]
 
 
@@ -300,11 +311,106 @@ def test_check_mode_names_the_live_reset_and_runs_none(monkeypatch, sysfs, image
     path, digest = image
     fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
     install(monkeypatch, fake)
-    monkeypatch.delenv("SSH_CONNECTION", raising=False)
-    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest), activate="live_reset"),
-                        check_mode=True)
+    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest), activate="live_reset",
+                                                      host_address=HOST_ADDRESS), check_mode=True)
     assert result["changed"] is True and result["activated"] == [CX3] and len(result["commands"]) == 2
     assert fake.burns == [] and not [c for c in fake.calls if c[-1] == "reset"]
+
+
+def login_session_above(sysfs, session):
+    """The module's process under sudo: its own environment has no SSH_CONNECTION (env_reset), the login shell above
+    sudo has (a /proc of this process's ancestors under the test's root, laid out as proc(5) says)."""
+    chain = [(os.getpid(), 70001, {"SUDO_USER": "ubuntu"}), (70001, 70002, {"SSH_CONNECTION": session}), (70002, 1, {})]
+    for pid, ppid, environ in chain:
+        folder = os.path.join(sysfs, "proc", str(pid))
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "stat"), "w") as handle:
+            handle.write("%d (sh) S %d %d %d 0 -1\n" % (pid, ppid, pid, pid))
+        with open(os.path.join(folder, "environ"), "wb") as handle:
+            handle.write(b"".join(("%s=%s" % item).encode() + b"\0" for item in environ.items()))
+
+
+def test_the_live_reset_guard_holds_under_become(monkeypatch, sysfs, image):  # noqa: F811
+    """become: sudo's env_reset leaves the module without SSH_CONNECTION. The session is found in the login shell's
+    environment above sudo, the route to the controller goes through ens1f0np0: its adapter is not reset."""
+    path, digest = image
+    fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
+    fake.route = fake.route.replace('"dev":"eth0"', '"dev":"ens1f0np0"')
+    install(monkeypatch, fake)
+    login_session_above(sysfs, "192.0.2.10 50022 192.0.2.2 22")
+    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest), activate="live_reset",
+                                                      host_address=HOST_ADDRESS))
+    assert result.get("failed") is not True, result.get("msg")
+    assert result["adapters"][0]["activation"] == (
+        "reboot: no live reset, it carries the controller's session (ens1f0np0: the route to the controller's address "
+        "192.0.2.10 (SSH_CONNECTION, the login session's environment (process 70001)))")
+    assert result["pending"] == [CX3] and result["reboot_required"] is True and result["activated"] == []
+    assert not [c for c in fake.calls if c[-1] == "reset"] and len(fake.burns) == 1
+    assert [i["name"] for i in result["controller_path"]["interfaces"]] == ["ens1f0np0", "eth0"]
+
+
+@pytest.mark.parametrize("check_mode", [False, True])
+def test_without_a_path_to_the_controller_no_adapter_is_reset_live(monkeypatch, sysfs, image, check_mode):  # noqa: F811
+    """Fail closed: no session to be found (a local connection, a tunnel) and no inventory address of this host:
+    nothing is reset live, the burnt image waits for the host's reboot, and the result says why."""
+    path, digest = image
+    fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
+    install(monkeypatch, fake)
+    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest), activate="live_reset"),
+                        check_mode=check_mode)
+    assert result.get("failed") is not True, result.get("msg")
+    unknown = ("no SSH_CONNECTION in the module's environment or its login session's; no inventory address of the "
+               "host was given")
+    assert result["controller_path"] == dict(interfaces=[], unknown=unknown)
+    assert result["adapters"][0]["activation"] == (
+        "reboot: no live reset, the interfaces that carry the controller's session could not be found (%s)" % unknown)
+    assert result["pending"] == [CX3] and result["reboot_required"] is True and result["activated"] == []
+    assert not [c for c in fake.calls if c[-1] == "reset"]
+    assert result["reboot_reason"] == "ConnectX firmware 2.42.5000 burnt on %s, 2.35.5100 runs" % CX3
+    # No ip command to read the routes with: unknown too.
+    fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
+    install(monkeypatch, fake, tools=("mstflint", "mstfwreset"))
+    monkeypatch.setenv("SSH_CONNECTION", "192.0.2.10 50022 192.0.2.2 22")
+    bare = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest), activate="live_reset",
+                                                    host_address=HOST_ADDRESS), check_mode=check_mode)
+    assert "no ip command" in bare["adapters"][0]["activation"] and bare["activated"] == []
+
+
+def test_a_virtual_function_that_carries_the_session_protects_its_card(monkeypatch, sysfs, image):  # noqa: F811
+    """The management network on a VF of the ConnectX-3 (another slot than its physical function: 19:01.3): the
+    card behind the VF is its physical function's, and it is not reset."""
+    from ansible_collections.roce.fabric.tests.unit.plugins.modules.test_mlxconfig import make_pci  # pylint: disable=import-outside-toplevel
+    make_pci(sysfs, "0000:19:01.3", physfn="0000:19:00.0", netdev="ens1f0v3")
+    path, digest = image
+    fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
+    fake.route = fake.route.replace('"dev":"eth0"', '"dev":"ens1f0v3"')
+    install(monkeypatch, fake)
+    monkeypatch.setenv("SSH_CONNECTION", "192.0.2.10 50022 192.0.2.2 22")
+    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest), activate="live_reset"))
+    assert result["adapters"][0]["activation"].startswith(
+        "reboot: no live reset, it carries the controller's session (ens1f0v3: "), result["adapters"][0]
+    assert result["activated"] == [] and not [c for c in fake.calls if c[-1] == "reset"]
+
+
+def test_a_card_that_may_be_the_other_slot_of_the_session_s_socket_direct_card_is_not_reset(monkeypatch, sysfs, image):  # noqa: F811
+    """The session runs through the ConnectX-5 in slot af:00 (its flint query prints its Base MAC); the ConnectX-3's
+    FS2 query prints none, so whether the two are one Socket Direct card cannot be told: no live reset for it."""
+    netdev = os.path.join(sysfs, "sys", "class", "net", "ens6")
+    os.makedirs(netdev)
+    os.symlink(os.path.join(sysfs, "sys", "bus", "pci", "devices", CX5), os.path.join(netdev, "device"))
+    path, digest = image
+    fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
+    fake.route = fake.route.replace('"dev":"eth0"', '"dev":"ens6"')
+    install(monkeypatch, fake)
+    monkeypatch.setenv("SSH_CONNECTION", "192.0.2.10 50022 192.0.2.2 22")
+    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest), activate="live_reset"))
+    assert result.get("failed") is not True, result.get("msg")
+    activation = result["adapters"][0]["activation"]
+    assert activation.startswith("reboot: no live reset, its Base MAC or that of %s is not reported, so whether they are "
+                                 "one card (Socket Direct) cannot be told" % CX5), activation
+    # The protected card's own query was read for its Base MAC (devices named only the ConnectX-3).
+    assert [TOOL, "-d", CX5, "query"] in fake.calls
+    assert result["activated"] == [] and not [c for c in fake.calls if c[-1] == "reset"]
 
 
 MANAGER = "/usr/bin/mstfwmanager"
