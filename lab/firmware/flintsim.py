@@ -15,8 +15,9 @@ It shares the firmware simulator's state directory (``fwsim.py``): each adapter 
     python3 flintsim.py make-image FILE --psid PSID --fw VERSION     (lab: an image file this simulator reads)
     python3 flintsim.py admin [--state-dir DIR] image --pci P --psid PSID --fw VERSION [--running VERSION]
                                                       [--base-mac MAC]
+    python3 flintsim.py admin [--state-dir DIR] on-burn --write FILE --content TEXT  (a file rewritten mid-burn)
 
-A burn writes the flash (``fw``); the running version (``running``) follows at the simulator's reboot or power
+A burn writes the flash (``fw``, and ``sha256``: the SHA-256 of the file it read); the running version (``running``) follows at the simulator's reboot or power
 cycle (``fwsim.py admin reboot``), or at a firmware reset. What it prints comes from real transcripts, all in the
 corpus (tests/unit/plugins/module_utils/fixtures/fwimage/, each with its source):
 
@@ -42,6 +43,7 @@ Image files are the lab's own (JSON naming the PSID and version), not firmware b
 """
 
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -212,12 +214,29 @@ class Flint(object):
                         self.out("-E- Aborted by user.")
                         return EXIT_FAILED
             running = flash.get("running") or flash["fw"]
-            record["image"] = dict(flash, psid=new["psid"], fw=new["fw"], running=running,
+            # What the flash now holds, byte for byte: the SHA-256 of the file this burn read.
+            with open(opts["image"], "rb") as handle:
+                burnt = hashlib.sha256(handle.read()).hexdigest()
+            record["image"] = dict(flash, psid=new["psid"], fw=new["fw"], running=running, sha256=burnt,
                                    release_date=new.get("release_date") or flash.get("release_date"))
             self.state.save(record)
             self.mutating = True
+            self.after_burn()
         self.out("\n".join(burn_steps()))
         return EXIT_OK
+
+
+    def after_burn(self):
+        """The lab's fault ``on-burn`` (admin): while a burn runs, someone rewrites a file (an image another burn of
+        the same run will read). Armed once."""
+        armed = os.path.join(self.state.root, "on_burn.json")
+        if not os.path.exists(armed):
+            return
+        with open(armed) as handle:
+            fault = json.load(handle)
+        os.unlink(armed)
+        with open(fault["write"], "w") as handle:
+            handle.write(fault["content"])
 
 
 class FwReset(Flint):
@@ -352,8 +371,16 @@ def admin(argv, stdout):
     image.add_argument("--no-live-reset", action="store_true", help="mlxfwreset offers no level 3 on it")
     image.add_argument("--base-mac", default=None, help="the card's Base MAC (12 hex digits; a Socket Direct card's two "
                                                         "PCI devices share it)")
+    on_burn = sub.add_parser("on-burn", help="rewrite a file while the next burn runs (a swapped image)")
+    on_burn.add_argument("--write", required=True)
+    on_burn.add_argument("--content", required=True)
     args = parser.parse_args(argv)
     state = fwsim.State(args.state_dir or os.environ.get("FWSIM_STATE_DIR") or fwsim.DEFAULT_STATE_DIR)
+    if args.action == "on-burn":
+        with open(os.path.join(state.root, "on_burn.json"), "w") as handle:
+            json.dump(dict(write=args.write, content=args.content), handle)
+        stdout.write("armed: the next burn rewrites %s\n" % args.write)
+        return 0
     with state.lock():
         record = fwsim._find_record(state, args.pci)  # pylint: disable=protected-access
         record["image"] = dict(psid=args.psid, fw=args.fw, running=args.running or args.fw,

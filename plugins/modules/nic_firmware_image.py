@@ -20,11 +20,16 @@ description:
   - With O(policy=exact) the burnt version must be the pinned one; with V(minimum), that one or newer. A pinned
     version older than the burnt one is a downgrade, refused (the task fails, nothing is burnt) unless
     O(allow_downgrade=true).
-  - Before anything is burnt, every image to burn is checked - a regular file (not a link), its SHA-256 equal to
-    the entry's, and its own query (C(flint -i <image> query)) showing the adapter's PSID and the pinned version. A
-    mismatch fails the task and burns nothing. The tool's own PSID check applies too.
-  - Burns with C(flint -d <dev> -i <image> -y burn), one adapter at a time, and reads each adapter again after its
-    burn. A second run with the image burnt burns nothing.
+  - Before anything is burnt, every image to burn is copied once into O(work_dir) (a private folder, root's, mode
+    0700; the copy made without following a link), and that copy is checked - its SHA-256, computed from the bytes
+    as they are written, equal to the entry's, and its own query (C(flint -i <copy> query)) showing the adapter's
+    PSID and the pinned version - and burnt: the bytes burnt are the bytes checked, however long the burns before
+    it take. The image's path is refused when any part of it is a symbolic link, or, unless
+    O(allow_shared_image_path=true), when a directory above it or the file is another user's or may be written by
+    group or others. A mismatch fails the task and burns nothing. The tool's own PSID check applies too. In check
+    mode the image itself is read and checked, nothing is copied.
+  - Burns with C(flint -d <dev> -i <copy> -y burn), one adapter at a time, and reads each adapter again after its
+    burn; the copies are removed at the end. A second run with the image burnt burns nothing.
   - A burnt image runs after a firmware reset or a reboot. With O(activate=live_reset) each adapter whose burnt
     image does not run yet is reset live (C(mlxfwreset -d <dev> --level 3 -y reset), driver restart and PCI reset,
     the host kept up) where its C(mlxfwreset query) offers level 3, and read again - never an adapter that carries
@@ -119,6 +124,18 @@ options:
         (C(getent ahosts) where it is a name); the interface holding it is not reset live. A host name, an IPv4 or an
         IPv6 address.
     type: str
+  work_dir:
+    description:
+      - The private folder (made with mode 0700, or taken when it is root's and no one else may write to it or the
+        folders above it) where each image is copied before it is checked and burnt.
+    type: path
+    default: /var/lib/roce-fabric/firmware-burn
+  allow_shared_image_path:
+    description:
+      - Take an image whose folder (or a folder above it) or file another user owns or group or others may write,
+        as a site's shared image store. The copy is still checked against the pinned SHA-256; links stay refused.
+    type: bool
+    default: false
   burn_timeout:
     description: Seconds one burn (or one live reset) may take before it is stopped (60 to 3600).
     type: int
@@ -171,6 +188,7 @@ adapters:
       action: burn
       activation: live reset
       image: /var/lib/roce-fabric/firmware/fw-ConnectX6Dx-rel-22_43_1014-MCX623106AN-CDA_Ax.bin
+      burnt_from: /var/lib/roce-fabric/firmware-burn/1f0e8c3a9b2d4e5f-fw-ConnectX6Dx-rel-22_43_1014-MCX623106AN-CDA_Ax.bin
       reason: "0000:3b:00.0 (?, MT_0000000436): 22.43.1014 to burn over 22.39.2048"
 activated:
   description: The adapters (PCI addresses) a live reset made run their burnt image (or, in check mode, would).
@@ -221,7 +239,7 @@ commands:
   returned: always
   type: list
   elements: str
-  sample: ["/usr/bin/mstflint -d 0000:3b:00.0 -i /var/lib/roce-fabric/firmware/fw.bin -y burn"]
+  sample: ["/usr/bin/mstflint -d 0000:3b:00.0 -i /var/lib/roce-fabric/firmware-burn/1f0e8c3a9b2d4e5f-fw.bin -y burn"]
 """
 
 import re
@@ -232,8 +250,8 @@ from ansible_collections.roce.fabric.plugins.module_utils.common.run import Comm
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.flash import (
     FlashTool,
     check_versions,
+    ImageCopies,
     image_checks,
-    read_image,
     reset_blocker,
 )
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.image import LIVE_RESET_LEVEL, fw_version, image_plan, version_text
@@ -246,9 +264,10 @@ HOST_ADDRESS_RE = re.compile(r"^(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,62})(?:\.[A-Za
                              r"|[0-9A-Fa-f:.]{2,45}(?:%[A-Za-z0-9_.-]{1,15})?)$")
 
 
-def converge(run, tool, params):
+def converge(run, tool, params, copies):
     """Read, plan, check and burn, then activate where asked; the result: ``adapters`` (the plan per adapter, updated
-    after burns and resets), ``activated``, ``pending``, ``reboot_required`` and ``unknown``."""
+    after burns and resets), ``activated``, ``pending``, ``reboot_required`` and ``unknown``. ``copies``: the
+    private copies of the images (``ImageCopies``), checked and burnt."""
     versions = params["versions"]
     found = []
     manager = tool.manager(params["reader"])
@@ -266,15 +285,15 @@ def converge(run, tool, params):
     problems = []
     for plan in burns:
         entry = versions[plan["key"]]
-        image_info, digest = read_image(tool, entry, plan["key"])
+        image_info, digest, burnt_from = copies.get(tool, entry, plan["key"])
         problems += image_checks(plan, entry, image_info, digest)
-        plan["image"] = entry["image"]
+        plan.update(image=entry["image"], burnt_from=burnt_from)
     if problems:
         raise FirmwareError("; ".join(problems) + "; nothing was burnt", category="image_mismatch", adapters=plans)
     run.set_diff(dict((p["pci"], p["burnt"]) for p in plans),
                  dict((p["pci"], p["wanted"] if p["action"] == "burn" else p["burnt"]) for p in plans))
     for plan in burns:
-        argv = tool.burn_argv(plan["device"], plan["image"])
+        argv = tool.burn_argv(plan["device"], plan["burnt_from"])
         run.mutate(CommandRunner.render(argv), lambda argv=argv: tool.burn(argv))
         if run.check_mode:
             plan.update(burnt=plan["wanted"])
@@ -367,6 +386,8 @@ def main():
             activate=dict(type="str", choices=["none", "live_reset"], default="none"),
             keep_netdevs=dict(type="list", elements="str", default=[]),
             host_address=dict(type="str"),
+            work_dir=dict(type="path", default="/var/lib/roce-fabric/firmware-burn"),
+            allow_shared_image_path=dict(type="bool", default=False),
             burn_timeout=dict(type="int", default=900),
             reset_record=dict(type="path", default="/var/lib/roce-fabric/nic_firmware_live_reset.json"),
             **command_timeout_spec()
@@ -388,7 +409,11 @@ def main():
 
     def body(run):
         tool = FlashTool(module, params["tool"], params["tool_path"], burn_timeout=params["burn_timeout"])
-        converge(run, tool, params)
+        copies = ImageCopies(params["work_dir"], module.check_mode, params["allow_shared_image_path"])
+        try:
+            converge(run, tool, params, copies)
+        finally:
+            copies.remove()
 
     run.execute(body)
 

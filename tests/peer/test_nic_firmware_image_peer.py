@@ -34,6 +34,11 @@ def burns(host):
     return [c for c in host.mutating_calls() if "burn" in c["argv"]]
 
 
+def burnt_copy(path, digest):
+    """Where the module burns ``path`` from: its private copy, named by the pinned SHA-256."""
+    return "/var/lib/roce-fabric/firmware-burn/%s-%s" % (digest[:16], os.path.basename(path))
+
+
 def test_an_old_image_is_burnt_once_and_runs_after_one_reboot(gpu1):
     path, digest = make_image("gpu1", "cx6dx-22.45.3608.bin", PSID_CX6DX, "22.45.3608")
     versions = {PSID_CX6DX: dict(version="22.45.3608", image=path, sha256=digest), PSID_CX7: dict(version="28.40.1000")}
@@ -45,7 +50,7 @@ def test_an_old_image_is_burnt_once_and_runs_after_one_reboot(gpu1):
 
     first = gpu1.module(MODULE, dict(versions=versions))
     assert first["changed"] is True and first["commands"] == [
-        "/usr/sbin/flint -d %s -i %s -y burn" % (CX6DX, path)], first
+        "/usr/sbin/flint -d %s -i %s -y burn" % (CX6DX, burnt_copy(path, digest))], first
     assert first["reboot_required"] is True and first["pending"] == [CX6DX]
     actions = dict((a["pci"], a["action"]) for a in first["adapters"])
     assert actions == {CX6DX: "burn", CX7: "none"}
@@ -134,7 +139,8 @@ def test_a_part_number_pins_the_adapter_through_the_firmware_manager(gpu1):
     assert (plans[CX6DX]["key"], plans[CX6DX]["part_number"], plans[CX6DX]["action"]) == (
         "MCX623106AC-CDA", "MCX623106AC-CDA_Ax", "burn")
     assert (plans[CX7]["key"], plans[CX7]["action"]) == ("MCX755106AS-HEA_Ax", "none")
-    assert first["commands"] == ["/usr/sbin/flint -d %s -i %s -y burn" % (CX6DX, path)] and len(burns(gpu1)) == 1
+    assert first["commands"] == ["/usr/sbin/flint -d %s -i %s -y burn" % (CX6DX, burnt_copy(path, digest))]
+    assert len(burns(gpu1)) == 1
     assert images(gpu1)[CX6DX]["fw"] == "22.45.3608" and first["pending"] == [CX6DX]
     again = gpu1.module(MODULE, dict(versions=versions))
     assert again["changed"] is False and again["commands"] == [] and len(burns(gpu1)) == 1
@@ -331,3 +337,41 @@ def test_the_other_slot_of_a_socket_direct_card_that_carries_the_session_is_not_
                                         % (CX7, base_mac)), activation
     assert sorted(result["pending"]) == [CX6DX, CX7] and result["activated"] == []
     assert not [c for c in gpu1.mutating_calls() if "reset" in c["argv"]] and burns(gpu1) == []
+
+
+def test_the_bytes_burnt_are_the_pinned_image_even_when_the_file_changes_after_its_check(gpu1):
+    """Both adapters get an image; while the first burns, the second's image file is rewritten on the host (the
+    simulator's on-burn fault: another valid image of the same PSID and version, other bytes). The second adapter
+    still gets the bytes of the pinned SHA-256: each burn reads the module's private copy, made before the checks.
+    An image in a folder everyone may write, reached through a link, is refused before anything is burnt."""
+    cx6dx, cx6dx_digest = make_image("gpu1", "cx6dx-22.45.3608.bin", PSID_CX6DX, "22.45.3608")
+    cx7, cx7_digest = make_image("gpu1", "cx7-28.43.1014.bin", PSID_CX7, "28.43.1014")
+    versions = {PSID_CX6DX: dict(version="22.45.3608", image=cx6dx, sha256=cx6dx_digest),
+                PSID_CX7: dict(version="28.43.1014", image=cx7, sha256=cx7_digest)}
+    # A shared drop folder (mode 0777) reached through a link: refused, nothing read or burnt.
+    shared = LAB.exec("gpu1", ["sh", "-c", 'mkdir -p /var/lib/roce-fabric/drop && chmod 0777 /var/lib/roce-fabric/drop '
+                                          '&& cp "$1" /var/lib/roce-fabric/drop/ && ln -sfn drop /var/lib/roce-fabric/current',
+                               "-", cx6dx])
+    assert shared.returncode == 0, shared.stderr
+    linked = dict(versions, **{PSID_CX6DX: dict(versions[PSID_CX6DX], image="/var/lib/roce-fabric/current/cx6dx-22.45.3608.bin")})
+    refused = gpu1.module(MODULE, dict(versions=linked))
+    assert refused.get("failed") and "is a symbolic link" in refused["msg"] and "nothing was burnt" in refused["msg"], refused
+    direct = dict(versions, **{PSID_CX6DX: dict(versions[PSID_CX6DX], image="/var/lib/roce-fabric/drop/cx6dx-22.45.3608.bin")})
+    refused = gpu1.module(MODULE, dict(versions=direct))
+    assert refused.get("failed") and "may be written by group or others (mode 0777)" in refused["msg"], refused
+    assert burns(gpu1) == []
+
+    other = LAB.exec("gpu1", ["python3", FLINTSIM, "make-image", "/dev/stdout", "--psid", PSID_CX7, "--fw", "28.43.1014",
+                              "--release-date", "1.1.2026"])
+    LAB.flint_admin("gpu1", "on-burn", "--write", cx7, "--content", other.stdout.splitlines()[0])
+    done = gpu1.module(MODULE, dict(versions=versions))
+    assert done.get("failed") is not True, done
+    assert [c["device"] for c in burns(gpu1)] == [CX6DX, CX7]
+    # The file changed under the run; the flash holds the pinned bytes.
+    changed = LAB.exec("gpu1", ["sha256sum", cx7]).stdout.split()[0]
+    assert changed != cx7_digest
+    assert images(gpu1)[CX7]["sha256"] == cx7_digest and images(gpu1)[CX6DX]["sha256"] == cx6dx_digest
+    # Burnt from the private copies, which are gone afterwards.
+    assert [c["argv"][3] for c in burns(gpu1)] == [burnt_copy(cx6dx, cx6dx_digest), burnt_copy(cx7, cx7_digest)]
+    assert LAB.exec("gpu1", ["sh", "-c", "ls -A /var/lib/roce-fabric/firmware-burn | wc -l"]).stdout.strip() == "0"
+    assert LAB.exec("gpu1", ["stat", "-c", "%a %U", "/var/lib/roce-fabric/firmware-burn"]).stdout.strip() == "700 root"

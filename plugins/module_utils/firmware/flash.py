@@ -41,6 +41,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.common.pci import (
     netdev_pci_address,
     pci_device_info,
 )
+from ansible_collections.roce.fabric.plugins.module_utils.common.private import PrivateDirError, private_dir
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner
 from ansible_collections.roce.fabric.plugins.module_utils.firmware.image import (
     FirmwareImageError,
@@ -288,9 +289,79 @@ def reset_blocker(adapter, protected, base_macs, connectx):
     return None
 
 
-def sha256_of(path):
+def image_path_problem(path, allow_shared=False, uid=None):
+    """Why the image file ``path`` may not be read for a burn, or None: every component is read with lstat, from
+    ``/`` down; a symbolic link anywhere is refused (it may lead somewhere another user chooses), and so, unless
+    ``allow_shared``, is a directory or the file itself that another user owns or that group or others may write
+    (they could replace the image after it was checked), but for a sticky folder such as /tmp, where no one
+    replaces what is not theirs."""
+    uid = os.geteuid() if uid is None else uid
+    path = os.path.normpath(path)
+    parts = [part for part in path.split(os.sep) if part]
+    current = os.sep
+    for index, part in enumerate(parts):
+        current = os.path.join(current, part)
+        try:
+            info = os.lstat(current)
+        except OSError as exc:
+            return "%s: %s" % (current, exc.strerror)
+        last = index == len(parts) - 1
+        if stat.S_ISLNK(info.st_mode):
+            return "%s is a symbolic link (to %s): a link anywhere in the image's path is refused" % (
+                current, os.readlink(current))
+        if last and not stat.S_ISREG(info.st_mode):
+            return "%s is not a regular file" % current
+        if not last and not stat.S_ISDIR(info.st_mode):
+            return "%s is not a directory" % current
+        if allow_shared:
+            continue
+        if info.st_uid not in (0, uid):
+            return "%s is owned by uid %d, who could replace the image after its check (allow_shared_image_path)" % (
+                current, info.st_uid)
+        # A folder others may write to with the sticky bit (/tmp): they cannot replace what is not theirs, and the
+        # next part, which must be root's or the caller's, is checked in turn.
+        shared = info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+        if shared and (last or not info.st_mode & stat.S_ISVTX):
+            return ("%s may be written by group or others (mode %04o), who could replace the image after its check "
+                    "(allow_shared_image_path)" % (current, stat.S_IMODE(info.st_mode)))
+    return None
+
+
+def private_copy(source, dest):
+    """Copy ``source`` to ``dest`` (created with O_EXCL and O_NOFOLLOW, mode 0600, in a private folder) through one
+    open file each, hashing the bytes as they are written: the SHA-256 of the copy. The source is opened without
+    following a link and must be a regular file when open."""
+    flags = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    src = os.open(source, os.O_RDONLY | flags)
+    try:
+        if not stat.S_ISREG(os.fstat(src).st_mode):
+            raise OSError(0, "not a regular file")
+        if os.path.lexists(dest):
+            os.unlink(dest)  # a copy an interrupted run left: the new file is ours (O_EXCL)
+        out = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | flags, 0o600)
+        try:
+            while True:
+                block = os.read(src, 1 << 20)
+                if not block:
+                    break
+                digest.update(block)
+                view = memoryview(block)
+                while view:
+                    view = view[os.write(out, view):]
+            os.fsync(out)
+        finally:
+            os.close(out)
+    finally:
+        os.close(src)
+    return digest.hexdigest()
+
+
+def sha256_of(path):
+    """The SHA-256 of a file read without following a link (check mode checks the source itself)."""
+    digest = hashlib.sha256()
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -338,21 +409,55 @@ def image_checks(plan, entry, image_info, digest):
     return problems
 
 
-def read_image(tool, entry, key):
-    """(query of the image, its SHA-256) after checking it is a regular file that is not a link."""
-    image = entry.get("image")
-    if not image or not entry.get("sha256"):
-        raise FirmwareError("versions.%s needs image and sha256 for a burn (the image file on the host and its "
-                            "SHA-256); nothing was burnt" % key, category="bad_input")
-    try:
-        info = os.lstat(image)
-    except OSError as exc:
-        raise FirmwareError("versions.%s.image %s: %s; nothing was burnt" % (key, image, exc.strerror),
-                            category="bad_input")
-    if not stat.S_ISREG(info.st_mode):
-        raise FirmwareError("versions.%s.image %s is not a regular file (a link or a directory is refused); nothing "
-                            "was burnt" % (key, image), category="bad_input")
-    return tool.query_image(image), sha256_of(image)
+class ImageCopies(object):
+    """The images to burn, each copied once into a private work folder (root's, 0700) before anything is checked:
+    the SHA-256, the image's own query and the burn all read that copy, which no other user can change, so the bytes
+    burnt are the bytes checked, however long the burns before it take. In check mode the source itself is read
+    (nothing is written). ``remove`` takes the copies away."""
+
+    def __init__(self, work_dir, check_mode=False, allow_shared=False):
+        self.work_dir = work_dir
+        self.check_mode = check_mode
+        self.allow_shared = allow_shared
+        self.copies = {}
+
+    def target(self, image, digest_wanted):
+        """Where the copy of ``image`` lies: named by the pinned SHA-256, so a run's commands read the same."""
+        name = "%s-%s" % (str(digest_wanted).lower()[:16], os.path.basename(image))
+        return os.path.join(self.work_dir, name)
+
+    def get(self, tool, entry, key):
+        """(query of the image, its SHA-256, the file to burn) for the site's ``entry`` (``versions[key]``)."""
+        image = entry.get("image")
+        if not image or not entry.get("sha256"):
+            raise FirmwareError("versions.%s needs image and sha256 for a burn (the image file on the host and its "
+                                "SHA-256); nothing was burnt" % key, category="bad_input")
+        if image in self.copies:
+            return self.copies[image]
+        problem = image_path_problem(image, self.allow_shared)
+        if problem:
+            raise FirmwareError("versions.%s.image %s: %s; nothing was burnt" % (key, image, problem), category="bad_input")
+        dest = self.target(image, entry["sha256"])
+        try:
+            if self.check_mode:
+                digest, burnt_from = sha256_of(image), image
+            else:
+                private_dir(self.work_dir)
+                digest, burnt_from = private_copy(image, dest), dest
+        except (OSError, PrivateDirError) as exc:
+            raise FirmwareError("versions.%s.image %s: %s; nothing was burnt" % (
+                key, image, getattr(exc, "strerror", None) or exc), category="bad_input")
+        self.copies[image] = (tool.query_image(burnt_from), digest, dest)
+        return self.copies[image]
+
+    def remove(self):
+        if self.check_mode:
+            return
+        for _query, _digest, dest in self.copies.values():
+            try:
+                os.unlink(dest)
+            except OSError:
+                pass
 
 
 IMAGE_NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]{0,200}$")

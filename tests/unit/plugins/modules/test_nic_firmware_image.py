@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 
 import pytest
 
@@ -49,6 +50,9 @@ class FakeFlint(object):
         self.reset_loads = reset_loads  # False: the tool's reset ends as the real one does, the old image still runs
         # The host's route to the controller: eth0, which no adapter carries (a test moves it onto an adapter's port).
         self.route = sample("ip_route_get_via_gateway.txt")
+        self.queried = []
+        self.burnt_digests = []  # the SHA-256 of the file each burn read
+        self.on_burn = None
         self.calls = []
 
     def __call__(self, argv, **kwargs):
@@ -68,8 +72,15 @@ class FakeFlint(object):
         if argv[-1] == "query" and argv[1] == "-d":
             return 0, self.queries[argv[2]], ""
         if argv[-1] == "query" and argv[1] == "-i":
-            return 0, sample(self.images[argv[2]]), ""
+            # The module queries its private copy of the image (named <sha256 prefix>-<the image's name>).
+            self.queried.append(argv[2])
+            source = [path for path in self.images if argv[2] == path or argv[2].endswith("-" + os.path.basename(path))]
+            return 0, sample(self.images[source[0]]), ""
         assert argv[-2:] == ["-y", "burn"], argv
+        with open(argv[4], "rb") as handle:
+            self.burnt_digests.append(hashlib.sha256(handle.read()).hexdigest())
+        if self.on_burn:
+            self.on_burn(argv)
         if self.burn_rc == 0:
             self.queries[argv[2]] = sample("flint_query_cx3_fs2_burnt_not_running.txt")
         return self.burn_rc, self.burn_text, ""
@@ -96,6 +107,22 @@ def no_session(monkeypatch):
     monkeypatch.delenv("SSH_CONNECTION", raising=False)
 
 
+WORK = {}
+
+
+@pytest.fixture(autouse=True)
+def work_dir(tmp_path):
+    """Each test's own private folder for the image copies (the default is the host's /var/lib/roce-fabric)."""
+    WORK["path"] = str(tmp_path / "work" / "firmware-burn")
+    return WORK["path"]
+
+
+def run_image(args, **kwargs):
+    args = dict(args)
+    args.setdefault("work_dir", WORK["path"])
+    return run_module(nic_firmware_image.main, args, **kwargs)
+
+
 def install(monkeypatch, fake, tools=("mstflint", "mstfwreset", "ip")):
     paths = dict(mstflint=TOOL, mstfwreset=RESET, ip=IP)
     monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda self, argv, **kw: fake(argv, **kw))
@@ -111,9 +138,12 @@ def test_an_old_image_is_burnt_once_and_waits_for_a_reset(monkeypatch, sysfs, im
     path, digest = image
     fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
     install(monkeypatch, fake)
-    first = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest)), diff=True)
+    first = run_image(dict(devices=[CX3], versions=pin(path, digest)), diff=True)
     assert first.get("failed") is not True, first.get("msg")
-    assert first["changed"] is True and fake.burns == [[TOOL, "-d", CX3, "-i", path, "-y", "burn"]]
+    copy = os.path.join(WORK["path"], "%s-%s" % (digest[:16], os.path.basename(path)))
+    assert first["changed"] is True and fake.burns == [[TOOL, "-d", CX3, "-i", copy, "-y", "burn"]]
+    # The copy was checked and burnt, and is gone after the run.
+    assert fake.queried == [copy] and first["adapters"][0]["burnt_from"] == copy and not os.path.exists(copy)
     (adapter,) = first["adapters"]
     assert (adapter["action"], adapter["burnt"], adapter["running"], adapter["wanted"]) == (
         "burn", "2.42.5000", "2.35.5100", "2.42.5000")
@@ -121,7 +151,7 @@ def test_an_old_image_is_burnt_once_and_waits_for_a_reset(monkeypatch, sysfs, im
     assert first["diff"] == dict(before={CX3: "2.35.5100"}, after={CX3: "2.42.5000"})
     # The image is burnt: the next run reads only, and the adapter still waits for its reset.
     fake.calls = []
-    second = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest)))
+    second = run_image(dict(devices=[CX3], versions=pin(path, digest)))
     assert second["changed"] is False and fake.burns == [] and second["adapters"][0]["action"] == "activate"
     assert second["reboot_required"] is True and second["commands"] == []
 
@@ -130,7 +160,7 @@ def test_check_mode_reads_and_checks_and_burns_nothing(monkeypatch, sysfs, image
     path, digest = image
     fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
     install(monkeypatch, fake)
-    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest)), check_mode=True,
+    result = run_image(dict(devices=[CX3], versions=pin(path, digest)), check_mode=True,
                         diff=True)
     assert result["changed"] is True and fake.burns == [] and len(result["commands"]) == 1
     assert result["diff"]["after"] == {CX3: "2.42.5000"} and result["pending"] == [CX3]
@@ -141,11 +171,70 @@ def test_an_adapter_without_an_entry_is_reported_and_left_alone(monkeypatch, sys
     path, digest = image
     fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
     install(monkeypatch, fake)
-    result = run_module(nic_firmware_image.main, dict(versions=pin(path, digest)))  # devices: all
+    result = run_image(dict(versions=pin(path, digest)))  # devices: all
     assert result.get("failed") is not True, result.get("msg")
     assert result["unknown"] == [CX5] and [c[2] for c in fake.burns] == [CX3]
     cx5 = [a for a in result["adapters"] if a["pci"] == CX5][0]
     assert cx5["action"] == "unknown" and "no pinned version" in cx5["reason"] and cx5["burnt"] == "16.28.2006"
+
+
+def test_the_bytes_burnt_are_the_bytes_hashed(monkeypatch, sysfs, image):  # noqa: F811
+    """Two ConnectX-3 adapters pinned to one image: while the first burns (minutes on a real card), someone rewrites
+    the image file. The second burn still writes the bytes that were checked against the pinned SHA-256: every burn
+    reads the private copy made before the checks."""
+    path, digest = image
+    fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
+    fake.queries[CX5] = sample("flint_query_cx3_fs2_before_burn.txt")  # a second ConnectX-3 in slot af:00
+
+    def rewrite(_argv):
+        with open(path, "wb") as handle:
+            handle.write(b"another image, after the checks")
+    fake.on_burn = rewrite
+    install(monkeypatch, fake)
+    real = fake.__call__
+
+    def burn_both(argv, **kw):
+        if argv[-2:] == ["-y", "burn"]:
+            rc, out, err = real(argv, **kw)
+            fake.queries[argv[2]] = sample("flint_query_cx3_fs2_burnt_not_running.txt")
+            return rc, out, err
+        return real(argv, **kw)
+    monkeypatch.setattr(basic.AnsibleModule, "run_command", lambda self, argv, **kw: burn_both(argv, **kw))
+    result = run_image(dict(devices=[CX3, CX5], versions=pin(path, digest)))
+    assert result.get("failed") is not True, result.get("msg")
+    assert [c[2] for c in fake.burns] == [CX3, CX5]
+    assert fake.burnt_digests == [digest, digest]
+    assert len(set(c[4] for c in fake.burns)) == 1 and fake.burns[0][4] != path
+
+
+@pytest.mark.parametrize("layout, words", [
+    ("shared", "may be written by group or others (mode 0777)"),
+    ("link", "is a symbolic link"),
+    ("other_owner", "is owned by uid 4242"),
+])
+def test_an_image_path_another_user_could_change_is_refused(monkeypatch, sysfs, image, tmp_path, layout, words):  # noqa: F811
+    """The image in a folder everyone may write, reached through a link, or in a folder of another user: refused
+    before anything is read or burnt; allow_shared_image_path takes the shared folder (its copy is still checked)."""
+    path, digest = image
+    folder = tmp_path / "images"
+    folder.mkdir()
+    shutil.copy(path, str(folder / os.path.basename(path)))
+    given = str(folder / os.path.basename(path))
+    if layout == "shared":
+        folder.chmod(0o777)
+    elif layout == "link":
+        (tmp_path / "current").symlink_to(folder)
+        given = str(tmp_path / "current" / os.path.basename(path))
+    else:
+        os.chown(str(folder), 4242, 4242)
+    fake = FakeFlint({given: "flint_image_query_cx3_fs2.txt"})
+    install(monkeypatch, fake)
+    result = run_image(dict(devices=[CX3], versions=pin(given, digest)))
+    assert result["failed"] and words in result["msg"] and "nothing was burnt" in result["msg"], result["msg"]
+    assert fake.burns == [] and fake.queried == [] and result["changed"] is False
+    if layout == "shared":
+        taken = run_image(dict(devices=[CX3], versions=pin(given, digest), allow_shared_image_path=True))
+        assert taken.get("failed") is not True and fake.burnt_digests == [digest], taken.get("msg")
 
 
 @pytest.mark.parametrize("change, words", [
@@ -154,7 +243,7 @@ def test_an_adapter_without_an_entry_is_reported_and_left_alone(monkeypatch, sys
     (dict(version="2.40.5000"), "holds 2.42.5000, not the pinned 2.40.5000"),
     (dict(version="2.30.3200"), "a downgrade"),
     (dict(sha256=None), "needs image and sha256"),
-    (dict(link=True), "is not a regular file"),
+    (dict(link=True), "is a symbolic link"),
 ])
 def test_an_image_that_does_not_fit_burns_nothing(monkeypatch, sysfs, image, tmp_path, change, words):  # noqa: F811
     path, digest = image
@@ -165,7 +254,7 @@ def test_an_image_that_does_not_fit_burns_nothing(monkeypatch, sysfs, image, tmp
     fake = FakeFlint({path: change.get("image_query", "flint_image_query_cx3_fs2.txt")})
     install(monkeypatch, fake)
     versions = pin(path, change.get("sha256", digest), change.get("version", "2.42.5000"))
-    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=versions))
+    result = run_image(dict(devices=[CX3], versions=versions))
     assert result["failed"] and words in result["msg"] and "nothing was burnt" in result["msg"], result["msg"]
     assert fake.burns == [] and result["changed"] is False
 
@@ -175,11 +264,11 @@ def test_a_downgrade_goes_on_only_when_allowed(monkeypatch, sysfs, image):  # no
     fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
     fake.queries[CX3] = sample("flint_query_cx3_fs2_burnt_not_running.txt").replace("2.42.5000", "2.43.0100", 1)
     install(monkeypatch, fake)
-    refused = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest)))
+    refused = run_image(dict(devices=[CX3], versions=pin(path, digest)))
     assert refused["failed"] and "allow_downgrade" in refused["msg"] and fake.burns == []
-    minimum = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest), policy="minimum"))
+    minimum = run_image(dict(devices=[CX3], versions=pin(path, digest), policy="minimum"))
     assert minimum["changed"] is False and minimum["adapters"][0]["action"] == "activate" and fake.burns == []
-    allowed = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest), allow_downgrade=True),
+    allowed = run_image(dict(devices=[CX3], versions=pin(path, digest), allow_downgrade=True),
                          check_mode=True)
     assert allowed["changed"] is True and allowed["adapters"][0]["action"] == "burn" and fake.burns == []
 
@@ -192,7 +281,7 @@ def test_a_burn_the_tool_refuses_or_fails_ends_the_run_with_its_words(monkeypatc
     path, digest = image
     fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"}, burn=burn, burn_rc=1)
     install(monkeypatch, fake)
-    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest)))
+    result = run_image(dict(devices=[CX3], versions=pin(path, digest)))
     assert result["failed"] and words in result["msg"], result["msg"]
     assert len(fake.burns) == 1 and result["failed_command"].endswith("-y burn") and result["category"] == "burn_failed"
 
@@ -207,19 +296,19 @@ def test_a_burn_the_tool_refuses_or_fails_ends_the_run_with_its_words(monkeypatc
 def test_bad_input_is_refused_before_anything_is_read(monkeypatch, sysfs, versions, words):  # noqa: F811
     fake = FakeFlint({})
     install(monkeypatch, fake)
-    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=versions))
+    result = run_image(dict(devices=[CX3], versions=versions))
     assert result["failed"] and words in result["msg"] and "nothing was read or burnt" in result["msg"], result["msg"]
     assert fake.calls == []
 
 
 def test_a_host_without_the_tool_and_an_adapter_that_does_not_answer_fail_clearly(monkeypatch, sysfs):  # noqa: F811
     monkeypatch.setattr(basic.AnsibleModule, "get_bin_path", lambda self, name, *a, **kw: None)
-    missing = run_module(nic_firmware_image.main, dict(devices=[CX3], versions={PSID: dict(version="2.42.5000")}))
+    missing = run_image(dict(devices=[CX3], versions={PSID: dict(version="2.42.5000")}))
     assert missing["failed"] and "Cannot find flint or mstflint" in missing["msg"] and missing["category"] == "tool_missing"
     fake = FakeFlint({})
     fake.queries[CX3] = sample("query_cannot_open_device.txt")  # rc 0 here: the -E- line alone fails the query
     install(monkeypatch, fake)
-    silent = run_module(nic_firmware_image.main, dict(devices=[CX3], versions={PSID: dict(version="2.42.5000")}))
+    silent = run_image(dict(devices=[CX3], versions={PSID: dict(version="2.42.5000")}))
     assert silent["failed"] and "mstflint query of 0000:19:00.0 failed: Cannot open Device: 41:00.0" in silent["msg"], silent["msg"]
     assert fake.burns == []
 
@@ -229,7 +318,7 @@ def test_a_live_reset_makes_the_burnt_image_run_without_a_reboot(monkeypatch, sy
     fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
     install(monkeypatch, fake)
     monkeypatch.setenv("SSH_CONNECTION", "192.0.2.10 50022 192.0.2.2 22")  # the controller's route: eth0, no adapter
-    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest), activate="live_reset"))
+    result = run_image(dict(devices=[CX3], versions=pin(path, digest), activate="live_reset"))
     assert result.get("failed") is not True, result.get("msg")
     assert result["activated"] == [CX3] and result["pending"] == [] and result["reboot_required"] is False
     assert result["commands"][-1] == "%s -d %s --level 3 -y reset" % (RESET, CX3)
@@ -255,7 +344,7 @@ def test_a_live_reset_that_did_not_load_the_image_is_not_tried_again_in_this_boo
 
     def resets():
         return [c for c in fake.calls if c[-1] == "reset"]
-    first = run_module(nic_firmware_image.main, args)
+    first = run_image(args)
     assert first.get("failed") is not True, first.get("msg")
     assert first["adapters"][0]["activation"] == "reboot: the live reset did not load 2.42.5000 (2.35.5100 runs)"
     assert first["pending"] == [CX3] and first["reboot_required"] is True and len(resets()) == 1
@@ -263,14 +352,14 @@ def test_a_live_reset_that_did_not_load_the_image_is_not_tried_again_in_this_boo
         assert json.load(handle) == {CX3: {"version": "2.42.5000", "boot_id": "9a2f0a4e-6c1d-4f55-8c53-4b1e2a7d0c11"}}
     assert oct(os.stat(record).st_mode & 0o777) == "0o600"
     for check_mode in (True, False):
-        again = run_module(nic_firmware_image.main, args, check_mode=check_mode)
+        again = run_image(args, check_mode=check_mode)
         assert again["adapters"][0]["activation"] == (
             "reboot: a live reset in this boot already failed to load 2.42.5000 (%s); no second one" % record)
         assert again["changed"] is False and again["reboot_required"] is True and len(resets()) == 1
     # Another boot (the reboot did not load it either): the record is of an earlier boot, a reset may be tried.
     with open(os.path.join(boot, "boot_id"), "w") as handle:
         handle.write("5d0c7b8e-1f2a-4c3b-9e4d-6a7b8c9d0e1f\n")
-    later = run_module(nic_firmware_image.main, args)
+    later = run_image(args)
     assert len(resets()) == 2 and later["adapters"][0]["activation"].startswith("reboot: the live reset did not load")
 
 
@@ -283,7 +372,7 @@ def test_an_adapter_that_may_not_or_cannot_be_reset_live_waits_for_a_reboot(monk
     path, digest = image
     fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"}, live=case.get("live", True))
     install(monkeypatch, fake, case.get("tools", ("mstflint", "mstfwreset", "ip")))
-    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest), activate="live_reset",
+    result = run_image(dict(devices=[CX3], versions=pin(path, digest), activate="live_reset",
                                                       keep_netdevs=case.get("keep_netdevs", []), host_address=HOST_ADDRESS))
     assert result.get("failed") is not True, result.get("msg")
     assert result["pending"] == [CX3] and result["reboot_required"] is True and result["activated"] == []
@@ -299,7 +388,7 @@ def test_the_adapter_of_the_controller_s_session_is_never_reset_live(monkeypatch
     install(monkeypatch, fake)
     monkeypatch.setenv("SSH_CONNECTION", "192.0.2.10 50022 192.0.2.2 22")
     fake.route = fake.route.replace('"dev":"eth0"', '"dev":"ens1f0np0"')
-    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest), activate="live_reset"),
+    result = run_image(dict(devices=[CX3], versions=pin(path, digest), activate="live_reset"),
                         check_mode=True)
     assert result["adapters"][0]["activation"] == (
         "reboot: no live reset, it carries the controller's session (ens1f0np0: the route to the controller's address "
@@ -311,7 +400,7 @@ def test_check_mode_names_the_live_reset_and_runs_none(monkeypatch, sysfs, image
     path, digest = image
     fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
     install(monkeypatch, fake)
-    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest), activate="live_reset",
+    result = run_image(dict(devices=[CX3], versions=pin(path, digest), activate="live_reset",
                                                       host_address=HOST_ADDRESS), check_mode=True)
     assert result["changed"] is True and result["activated"] == [CX3] and len(result["commands"]) == 2
     assert fake.burns == [] and not [c for c in fake.calls if c[-1] == "reset"]
@@ -338,7 +427,7 @@ def test_the_live_reset_guard_holds_under_become(monkeypatch, sysfs, image):  # 
     fake.route = fake.route.replace('"dev":"eth0"', '"dev":"ens1f0np0"')
     install(monkeypatch, fake)
     login_session_above(sysfs, "192.0.2.10 50022 192.0.2.2 22")
-    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest), activate="live_reset",
+    result = run_image(dict(devices=[CX3], versions=pin(path, digest), activate="live_reset",
                                                       host_address=HOST_ADDRESS))
     assert result.get("failed") is not True, result.get("msg")
     assert result["adapters"][0]["activation"] == (
@@ -356,7 +445,7 @@ def test_without_a_path_to_the_controller_no_adapter_is_reset_live(monkeypatch, 
     path, digest = image
     fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
     install(monkeypatch, fake)
-    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest), activate="live_reset"),
+    result = run_image(dict(devices=[CX3], versions=pin(path, digest), activate="live_reset"),
                         check_mode=check_mode)
     assert result.get("failed") is not True, result.get("msg")
     unknown = ("no SSH_CONNECTION in the module's environment or its login session's; no inventory address of the "
@@ -371,7 +460,7 @@ def test_without_a_path_to_the_controller_no_adapter_is_reset_live(monkeypatch, 
     fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
     install(monkeypatch, fake, tools=("mstflint", "mstfwreset"))
     monkeypatch.setenv("SSH_CONNECTION", "192.0.2.10 50022 192.0.2.2 22")
-    bare = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest), activate="live_reset",
+    bare = run_image(dict(devices=[CX3], versions=pin(path, digest), activate="live_reset",
                                                     host_address=HOST_ADDRESS), check_mode=check_mode)
     assert "no ip command" in bare["adapters"][0]["activation"] and bare["activated"] == []
 
@@ -386,7 +475,7 @@ def test_a_virtual_function_that_carries_the_session_protects_its_card(monkeypat
     fake.route = fake.route.replace('"dev":"eth0"', '"dev":"ens1f0v3"')
     install(monkeypatch, fake)
     monkeypatch.setenv("SSH_CONNECTION", "192.0.2.10 50022 192.0.2.2 22")
-    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest), activate="live_reset"))
+    result = run_image(dict(devices=[CX3], versions=pin(path, digest), activate="live_reset"))
     assert result["adapters"][0]["activation"].startswith(
         "reboot: no live reset, it carries the controller's session (ens1f0v3: "), result["adapters"][0]
     assert result["activated"] == [] and not [c for c in fake.calls if c[-1] == "reset"]
@@ -403,7 +492,7 @@ def test_a_card_that_may_be_the_other_slot_of_the_session_s_socket_direct_card_i
     fake.route = fake.route.replace('"dev":"eth0"', '"dev":"ens6"')
     install(monkeypatch, fake)
     monkeypatch.setenv("SSH_CONNECTION", "192.0.2.10 50022 192.0.2.2 22")
-    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=pin(path, digest), activate="live_reset"))
+    result = run_image(dict(devices=[CX3], versions=pin(path, digest), activate="live_reset"))
     assert result.get("failed") is not True, result.get("msg")
     activation = result["adapters"][0]["activation"]
     assert activation.startswith("reboot: no live reset, its Base MAC or that of %s is not reported, so whether they are "
@@ -442,7 +531,7 @@ def test_the_firmware_manager_reads_the_part_number_and_a_part_number_entry_pins
     install_manager(monkeypatch, fake)
     # Pinned by part number without the _Ax suffix the report prints; the ConnectX-5 by its own.
     versions = {"MCX623106AC-CDA": dict(version="22.45.3608"), "MNV303212A-ADL_Ax": dict(version="16.24.4020")}
-    result = run_module(nic_firmware_image.main, dict(versions=versions))
+    result = run_image(dict(versions=versions))
     assert result.get("failed") is not True, result.get("msg")
     assert result["tool"]["reader"] == MANAGER and [c[0] for c in fake.calls] == [MANAGER, MANAGER]
     plans = dict((a["pci"], a) for a in result["adapters"])
@@ -454,7 +543,7 @@ def test_the_firmware_manager_reads_the_part_number_and_a_part_number_entry_pins
     assert result["changed"] is False and result["pending"] == [CX3] and result["reboot_required"] is True
     # An entry for the PSID wins over one for the part number.
     versions.update({"MT_0000000436": dict(version="22.45.3608"), "MCX623106AC-CDA": dict(version="22.50.1000")})
-    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=versions))
+    result = run_image(dict(devices=[CX3], versions=versions))
     assert result.get("failed") is not True, result.get("msg")
     assert [(a["key"], a["action"]) for a in result["adapters"]] == [("MT_0000000436", "activate")]
 
@@ -463,11 +552,11 @@ def test_without_the_manager_a_part_number_entry_matches_nothing_and_says_why(mo
     fake = FakeManager({})
     install_manager(monkeypatch, fake)
     versions = {"MCX311A-XCA": dict(version="2.42.5000")}  # the ConnectX-3's part, in its image file's name
-    result = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=versions, reader="flint"))
+    result = run_image(dict(devices=[CX3], versions=versions, reader="flint"))
     assert result.get("failed") is not True, result.get("msg")
     assert result["tool"]["reader"] == TOOL and result["unknown"] == [CX3] and MANAGER not in [c[0] for c in fake.calls]
     assert "its part number was not read (flint's query prints none" in result["adapters"][0]["reason"]
     install_manager(monkeypatch, fake, tools=("mstflint", "ip"))
-    missing = run_module(nic_firmware_image.main, dict(devices=[CX3], versions=versions, reader="manager"))
+    missing = run_image(dict(devices=[CX3], versions=versions, reader="manager"))
     assert missing["failed"] and "neither mlxfwmanager (NVIDIA MFT) nor mstfwmanager (mstflint) is installed" in missing["msg"]
     assert fake.burns == []
