@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.roce.fabric.plugins.module_utils.common.drain import disruptions, pods_left
+from ansible_collections.roce.fabric.plugins.module_utils.common.drain import cordon_plan, disruptions, pods_left, uncordon_plan
 from ansible_collections.roce.fabric.plugins.module_utils.common.reboot_record import all_reasons, with_reason
 
 
@@ -39,8 +39,20 @@ def drain_pods_left(pods):
     return pods_left(pods)
 
 
+def drain_cordon(resources, reason=""):
+    if not isinstance(resources, list):
+        raise AnsibleFilterError("drain_cordon: expected the node (k8s_info resources)")
+    return cordon_plan(resources, reason)
+
+
+def drain_uncordon(resources):
+    if not isinstance(resources, list):
+        raise AnsibleFilterError("drain_uncordon: expected the node (k8s_info resources)")
+    return uncordon_plan(resources)
+
+
 class FilterModule:
 
     def filters(self):
         return {"reboot_pending": reboot_pending, "reboot_reasons": reboot_reasons, "roce_disruptions": roce_disruptions,
-                "drain_pods_left": drain_pods_left}
+                "drain_pods_left": drain_pods_left, "drain_cordon": drain_cordon, "drain_uncordon": drain_uncordon}

@@ -802,6 +802,41 @@ def test_a_node_is_drained_through_the_eviction_api_a_budget_holds_and_it_is_unc
     assert not cluster.get("v1", "Node", node)["spec"].get("unschedulable")
 
 
+def test_undrain_uncordons_only_a_node_this_collection_cordoned(cluster):
+    """An admin cordoned gpu-held-1 (a bad GPU held out of scheduling): the drain still runs for the host's turn, and
+    undrain leaves the node cordoned. gpu-free-1, schedulable before, is cordoned with roce.fabric's annotation in
+    the same request, and undrain returns it and takes the annotation away; a second undrain writes nothing."""
+    nodes = cluster.resource("v1", "Node")
+    make_node(cluster, "gpu-held-1", {})
+    make_node(cluster, "gpu-free-1", {})
+    nodes.patch(name="gpu-held-1", body={"spec": {"unschedulable": True}}, content_type="application/merge-patch+json")
+
+    def node(name):
+        found = cluster.get("v1", "Node", name)
+        return bool(found["spec"].get("unschedulable")), (found["metadata"].get("annotations") or {})
+
+    for name in ("gpu-held-1", "gpu-free-1"):
+        rc, out = drain(cluster, "main", name)
+        assert rc == 0, out[-3000:]
+    assert node("gpu-held-1") == (True, {})
+    assert "was cordoned already, not by roce.fabric" in drain(cluster, "main", "gpu-held-1")[1]
+    unschedulable, annotations = node("gpu-free-1")
+    assert unschedulable is True and annotations["roce.fabric/cordoned"].startswith(
+        "roce.fabric: reboot: ConnectX firmware settings pending"), annotations
+    # A drain run again on a node this collection cordoned (a turn that failed before its undrain) keeps it ours.
+    rc, out = drain(cluster, "main", "gpu-free-1")
+    assert rc == 0 and node("gpu-free-1")[1].get("roce.fabric/cordoned"), out[-3000:]
+
+    for name in ("gpu-held-1", "gpu-free-1"):
+        rc, out = drain(cluster, "undrain", name)
+        assert rc == 0, out[-3000:]
+    assert node("gpu-held-1") == (True, {})
+    assert node("gpu-free-1") == (False, {})
+    mark = cluster.audit_mark()
+    rc, out = drain(cluster, "undrain", "gpu-free-1")
+    assert rc == 0 and cluster.writes_since(mark) == [], out[-3000:]
+
+
 def test_the_rolling_play_resets_and_reboots_no_node_whose_pod_will_not_leave(fresh, gpu1, tmp_path):
     """Issue 40: playbooks/nic_firmware.yml on lab host gpu1 with the Kubernetes drain on, gpu1 a node of the lab's API
     server with a pod that a PodDisruptionBudget holds: the images are burnt in the first play (nothing disruptive

@@ -44,3 +44,55 @@ def pods_left(pods):
             continue
         left.append("%s/%s" % (metadata.get("namespace"), metadata.get("name")))
     return sorted(left)
+
+
+# The annotation that marks a cordon as this collection's, set in the same request as the cordon itself: undrain
+# returns only a node that carries it. Its value says why.
+CORDON_ANNOTATION = "roce.fabric/cordoned"
+
+
+def _node(resources):
+    """The one Node of a kubernetes.core.k8s_info answer (its ``resources``), or None."""
+    nodes = [r for r in resources or [] if isinstance(r, dict)]
+    return nodes[0] if len(nodes) == 1 else None
+
+
+def cordon_plan(resources, reason):
+    """What a drain does about the node's cordon (``resources``: kubernetes.core.k8s_info of the Node):
+
+    - ``by``: who cordoned it: ``roce.fabric`` (its spec says unschedulable and our annotation is on it: an earlier
+      run of ours that did not return it), ``other`` (unschedulable without it: an admin's, left as it is, and undrain
+      does not uncordon it), ``none`` (schedulable), or ``missing`` (no such node: the drain says so);
+    - ``patch``: the merge patch that cordons it and marks it ours in one request, with the resourceVersion read (the
+      server refuses it if the node changed since), or None."""
+    node = _node(resources)
+    if node is None:
+        return dict(by="missing", patch=None)
+    metadata = node.get("metadata") or {}
+    annotations = metadata.get("annotations") or {}
+    if (node.get("spec") or {}).get("unschedulable"):
+        return dict(by="roce.fabric" if CORDON_ANNOTATION in annotations else "other", patch=None)
+    patch = dict(apiVersion="v1", kind="Node",
+                 metadata=dict(name=metadata.get("name"), resourceVersion=metadata.get("resourceVersion"),
+                               annotations={CORDON_ANNOTATION: " ".join(str(reason or "roce.fabric").split())}),
+                 spec=dict(unschedulable=True))
+    return dict(by="none", patch=patch)
+
+
+def uncordon_plan(resources):
+    """What undrain does: ``{"by", "patch"}`` - the merge patch that uncordons the node and takes our annotation away
+    (with the resourceVersion read), only where our annotation is on it; a node someone else cordoned (``by:
+    other``), or one already schedulable, is left as it is (``patch`` None)."""
+    node = _node(resources)
+    if node is None:
+        return dict(by="missing", patch=None)
+    metadata = node.get("metadata") or {}
+    ours = CORDON_ANNOTATION in (metadata.get("annotations") or {})
+    unschedulable = bool((node.get("spec") or {}).get("unschedulable"))
+    if not ours:
+        return dict(by="other" if unschedulable else "none", patch=None)
+    patch = dict(apiVersion="v1", kind="Node",
+                 metadata=dict(name=metadata.get("name"), resourceVersion=metadata.get("resourceVersion"),
+                               annotations={CORDON_ANNOTATION: None}),
+                 spec=dict(unschedulable=False))
+    return dict(by="roce.fabric", patch=patch)
