@@ -23,7 +23,7 @@ description:
   - Before anything is burnt, every image to burn is copied once into O(work_dir) (a private folder, root's, mode
     0700; the copy made without following a link), and that copy is checked - its SHA-256, computed from the bytes
     as they are written, equal to the entry's, and its own query (C(flint -i <copy> query)) showing the adapter's
-    PSID and the pinned version - and burnt: the bytes burnt are the bytes checked, however long the burns before
+    PSID and the pinned version - and burnt; the bytes burnt are the bytes checked, however long the burns before
     it take. The image's path is refused when any part of it is a symbolic link, or, unless
     O(allow_shared_image_path=true), when a directory above it or the file is another user's or may be written by
     group or others. A mismatch fails the task and burns nothing. The tool's own PSID check applies too. In check

@@ -22,7 +22,9 @@ description:
     a time (under a flock of the lock's folder, the lock read again); the second finds the first's live lock and is
     refused, never removes it.
   - Taking a lock the same owner holds, and releasing one it does not hold, change nothing; taking it again after
-    more than half of O(stale_after) refreshes its time, so that a long run keeps its lock.
+    more than half of O(stale_after), or with O(refresh=true), refreshes its time, so that a long run keeps its
+    lock. The result carries C(controller_time), the controller's clock when the task ended, which the filter
+    roce.fabric.run_lock_due compares with the controller's clock to tell when a refresh is due.
 author:
   - roce.fabric contributors (@roce-fabric)
 extends_documentation_fragment:
@@ -52,6 +54,11 @@ options:
     description: Seconds after which another owner's lock is taken to be abandoned, 60 to 604800.
     type: int
     default: 7200
+  refresh:
+    description: With O(state=present), write the time now into the owner's lock whatever its age (a long run's
+      refresh); a lock of another owner is refused as always.
+    type: bool
+    default: false
 notes:
   - In check mode the lock is neither taken nor released; a live lock of another owner still fails the task, as
     the real run would.
@@ -69,6 +76,13 @@ EXAMPLES = r"""
     path: /var/lib/roce-fabric/validate.lock
     owner: "{{ run_id }}"
     state: absent
+
+- name: Refresh it at a step of a long run, when a quarter of stale_after has passed on the controller's clock
+  roce.fabric.run_lock:
+    path: /var/lib/roce-fabric/validate.lock
+    owner: "{{ run_id }}"
+    refresh: true
+  when: lock | roce.fabric.run_lock_due(7200)
 
 - name: A lock named by the module (its owner returned for the release)
   roce.fabric.run_lock:
@@ -101,6 +115,11 @@ taken_over:
   returned: when O(state=present)
   type: dict
   sample: {"owner": "20261125T080102-4711", "since": 1795000000.0, "boot_id": "3f0c...", "reason": "taken before the host's last boot"}
+controller_time:
+  description: The controller's clock (seconds since the epoch) when the task ended, added by the action plugin.
+  returned: always
+  type: float
+  sample: 1795000123.4
 commands:
   description: What was done to the lock (or, in check mode, what a real run does).
   returned: always
@@ -127,6 +146,7 @@ def main():
             owner=dict(type="str"),
             state=dict(type="str", default="present", choices=["present", "absent"]),
             stale_after=dict(type="int", default=7200),
+            refresh=dict(type="bool", default=False),
         ),
         required_if=[("state", "absent", ["owner"])],
         supports_check_mode=True,
@@ -151,7 +171,8 @@ def main():
             # take and release decide and write under the lock folder's flock in one call (two runs may race for
             # an abandoned lock), so the record follows the call.
             if params["state"] == "present":
-                changed, holder, taken_over = take(path, params["owner"], params["stale_after"], check_mode=module.check_mode)
+                changed, holder, taken_over = take(path, params["owner"], params["stale_after"], check_mode=module.check_mode,
+                                                   refresh=params["refresh"])
                 if changed:
                     run.mutate("take %s for %s%s" % (path, params["owner"], " (from %s: %s)" % (
                         taken_over.get("owner"), taken_over.get("reason")) if taken_over else ""))

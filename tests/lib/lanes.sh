@@ -15,7 +15,7 @@
 # wait for it (peers_free). ROCE_PEER_PARALLEL=0 runs every tier in turn.
 # A tier is named after its device family (module_utils package, lab folder, docs page).
 PEER_TIERS=(
-  "firmware|mlxconfig and nic_firmware_image against the firmware simulators (mlxconfig, flint), locally and on lab hosts|test_mlxconfig_peer.py test_nic_firmware_image_peer.py|"
+  "firmware|mlxconfig and nic_firmware_image against the firmware simulators (mlxconfig, flint), locally and on lab hosts; the validation's host lock kept by its refresh on a lab host|test_mlxconfig_peer.py test_nic_firmware_image_peer.py test_run_lock_peer.py|"
   "slurm|slurm_node and the node_drain role against the lab's Slurm cluster (Debian's slurmctld, a slurmd on gpu1 and gpu2), in the rolling play of nic_firmware.yml|test_slurm_peer.py|"
   "qos|nic_qos module against the NIC QoS simulator (mlnx_qos, dcb, mlx5 ECN files) on the lab hosts|test_nic_qos_peer.py|"
   "onyx|onyx_roce module against the Onyx simulator over SSH|test_onyx_roce_peer.py|"

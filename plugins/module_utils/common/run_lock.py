@@ -58,9 +58,21 @@ def stale_reason(holder, now, current_boot, stale_after):
     return None
 
 
-def take(path, owner, stale_after, check_mode=False, now=None, current_boot=None):
+def refresh_due(stamp, stale_after, now):
+    """Whether a run should refresh its lock now: a quarter of ``stale_after`` has passed since ``stamp``, the
+    controller's time when the lock was last taken or refreshed (one clock for both, whatever the host's says), so a
+    lock refreshed at the run's steps never grows older than ``stale_after`` while a step takes less than three
+    quarters of it. No stamp: due."""
+    try:
+        return now - float(stamp) >= stale_after / 4.0
+    except (TypeError, ValueError):
+        return True
+
+
+def take(path, owner, stale_after, check_mode=False, now=None, current_boot=None, refresh=False):
     """Take the lock for ``owner``. Returns ``(changed, holder, taken_over)``; raises LockHeld while another
-    owner's live lock is there. In check mode nothing is written."""
+    owner's live lock is there. In check mode nothing is written. ``refresh``: the owner's lock gets the time now
+    whatever its age (a long run keeps it; the caller decides when, ``refresh_due``)."""
     now = time.time() if now is None else now
     current_boot = boot_id() if current_boot is None else current_boot
     mine = dict(owner=owner, since=now, boot_id=current_boot)
@@ -75,7 +87,7 @@ def take(path, owner, stale_after, check_mode=False, now=None, current_boot=None
     if holder:
         if holder.get("owner") == owner:
             # A long run refreshes its own lock (past half of stale_after), so that no other run takes it over.
-            if now - float(holder.get("since") or 0) <= stale_after / 2.0 or check_mode:
+            if (not refresh and now - float(holder.get("since") or 0) <= stale_after / 2.0) or check_mode:
                 return False, holder, None
             refreshed = dict(holder, since=now)
             _write(path, refreshed, replace=True)

@@ -159,3 +159,52 @@ def test_a_long_run_refreshes_its_own_lock(lock):
     assert changed and taken_over is None and holder["since"] == 5000.0 and json.load(open(lock))["since"] == 5000.0
     with pytest.raises(run_lock.LockHeld):
         run_lock.take(lock, "run-b", 7200, now=5000.0 + 7000, current_boot="boot-1")
+
+
+def test_a_validation_longer_than_stale_after_keeps_its_lock_when_refreshed_at_its_steps(lock):
+    """A run that only takes its lock at the start and never again is taken over by another once it lasts longer
+    than stale_after, while it still runs. Refreshed at its steps when a quarter of stale_after has passed on the
+    controller's clock (refresh_due), the lock stays its own for as long as it runs."""
+    run_lock.take(lock, "run-a", 600, now=1000.0, current_boot="boot-1")
+    # Unrefreshed, 601 s later: another run takes it over, the first one still running.
+    unrefreshed = str(os.path.join(os.path.dirname(lock), "other.lock"))
+    run_lock.take(unrefreshed, "run-a", 600, now=1000.0, current_boot="boot-1")
+    assert run_lock.take(unrefreshed, "run-b", 600, now=1601.0, current_boot="boot-1")[2]["owner"] == "run-a"
+    # Refreshed at its steps: the controller's clock says when (stamps 0 s, 160 s, ...; the host's clock is another).
+    stamp = 50.0
+    for step in range(1, 9):
+        controller_now = 50.0 + 160 * step
+        assert run_lock.refresh_due(stamp, 600, controller_now) is True
+        assert run_lock.refresh_due(stamp, 600, stamp + 149) is False
+        changed, holder, _over = run_lock.take(lock, "run-a", 600, now=1000.0 + 160 * step, current_boot="boot-1",
+                                               refresh=True)
+        assert changed and holder["since"] == 1000.0 + 160 * step
+        stamp = controller_now
+        with pytest.raises(run_lock.LockHeld):
+            run_lock.take(lock, "run-b", 600, now=1000.0 + 160 * step + 300, current_boot="boot-1")
+    assert run_lock.refresh_due(None, 600, 1.0) is True, "no stamp: due"
+    # A refresh is the owner's only: another owner's refresh is a take, refused while the lock lives.
+    with pytest.raises(run_lock.LockHeld):
+        run_lock.take(lock, "run-b", 600, now=1000.0 + 160 * 8 + 10, current_boot="boot-1", refresh=True)
+    # Check mode writes nothing.
+    before = json.load(open(lock))
+    assert run_lock.take(lock, "run-a", 600, now=9999.0, current_boot="boot-1", check_mode=True, refresh=True)[0] is False
+    assert json.load(open(lock)) == before
+
+
+def test_the_refresh_is_due_on_the_controller_s_clock():
+    """roce.fabric.run_lock_due on a registered result: its controller_time (the action plugin's) against now."""
+    import time  # pylint: disable=import-outside-toplevel
+    from ansible_collections.roce.fabric.plugins.filter.locks import run_lock_due  # pylint: disable=import-outside-toplevel
+    assert run_lock_due(dict(owner="run-a", controller_time=time.time()), 7200) is False
+    assert run_lock_due(dict(owner="run-a", controller_time=time.time() - 1801), 7200) is True
+    assert run_lock_due(dict(owner="run-a"), 7200) is True
+
+
+def test_the_module_refreshes_its_owner_s_lock_on_request(lock):
+    first = run_module(module.main, dict(path=lock, owner="run-a", stale_after=600))
+    since = first["holder"]["since"]
+    again = run_module(module.main, dict(path=lock, owner="run-a", stale_after=600, refresh=True))
+    assert again["changed"] is True and again["holder"]["since"] >= since and again["holder"]["owner"] == "run-a"
+    other = run_module(module.main, dict(path=lock, owner="run-b", stale_after=600, refresh=True))
+    assert other["failed"] and other["failure"] == "locked" and json.load(open(lock))["owner"] == "run-a"
