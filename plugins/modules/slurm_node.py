@@ -14,8 +14,10 @@ version_added: 1.0.0
 description:
   - O(state=drained) drains O(name) (C(scontrol update NodeName=<name> State=DRAIN Reason=<reason>), the reason
     marked with C(roce.fabric:) in front) so that Slurm starts no new job on it, then waits up to O(wait_timeout)
-    seconds until no job runs on it (C(squeue --nodelist)), and fails naming the jobs still there when they do not end
-    in time; the node stays drained then.
+    seconds until no job runs on it (C(squeue --nodelist)) and Slurm no longer counts it busy, and fails naming the
+    jobs still there when they do not end in time (RV(failure) C(jobs_running)), or naming its state when Slurm
+    still counts it busy without a job squeue shows holding it (C(node_busy): a job ending or resizing); the node
+    stays drained then.
   - A node that is drained or down already with another reason (someone else's) is left as it is, and waited for
     the same way; RV(drained_by) says C(other).
   - O(state=resumed) returns the node (C(State=RESUME)) only when its reason carries this collection's mark; a node
@@ -88,10 +90,26 @@ state:
   type: str
   sample: IDLE+DRAIN
 reason:
-  description: The node's reason after the task.
+  description: The node's reason after the task, without who set it and when (RV(reason_user), RV(reason_time)).
   returned: success
   type: str
-  sample: "roce.fabric: reboot: mlxconfig SRIOV_EN [root@2026-11-28T10:01:02]"
+  sample: "roce.fabric: reboot: mlxconfig SRIOV_EN"
+reason_user:
+  description: Who set the node's reason, as scontrol prints it after the reason (C([root@2026-11-28T10:01:02])); null
+    where it prints none. For someone else's drain, the evidence of whose it is.
+  returned: success
+  type: str
+  sample: root
+reason_time:
+  description: When the reason was set, as scontrol prints it; null where it prints none.
+  returned: success
+  type: str
+  sample: "2026-11-28T10:01:02"
+failure:
+  description: Why the task failed - C(jobs_running) (jobs did not end within O(wait_timeout)) or C(node_busy) (Slurm
+    still counts the node busy without a job that squeue shows holding it).
+  returned: on those failures
+  type: str
 drained_by:
   description: Whose drain the node was in before the task - C(roce.fabric), C(other) or C(none).
   returned: success
@@ -215,13 +233,27 @@ def main():
                 node, jobs = cluster.node(), slurm.holding(cluster.jobs())
                 waited = time.monotonic() - started
             run.update(jobs=jobs)
+            reason = slurm.split_reason(node.get("Reason"))
             if jobs:
                 raise FabricError(
                     "Slurm node %s is drained but jobs still run on it after %d s: %s; nothing disruptive may be done "
                     "to it (it stays drained)" % (name, waited, slurm.job_words(jobs)),
-                    failure="jobs_running", jobs=jobs, state=node.get("State"), reason=node.get("Reason"))
+                    failure="jobs_running", jobs=jobs, state=node.get("State"), reason=reason["text"],
+                    reason_user=reason["user"], reason_time=reason["time"])
+            if slurm.busy(node):
+                # No job squeue names holds it, yet Slurm still counts the node busy (a job ending or resizing, a
+                # state squeue does not list): not drained, and nothing disruptive may be done to it.
+                listed = cluster.jobs()
+                raise FabricError(
+                    "Slurm node %s is still busy after %d s (state %s; jobs squeue lists on it: %s); nothing disruptive "
+                    "may be done to it (it stays drained)" % (name, waited, node.get("State"),
+                                                              slurm.job_words(listed) or "none"),
+                    failure="node_busy", jobs=listed, state=node.get("State"), reason=reason["text"],
+                    reason_user=reason["user"], reason_time=reason["time"])
+        reason = slurm.split_reason(node.get("Reason"))
         run.set_diff(dict(state=before), dict(state=node.get("State")))
-        run.update(state=node.get("State"), reason=node.get("Reason"), waited=round(waited, 1))
+        run.update(state=node.get("State"), reason=reason["text"], reason_user=reason["user"],
+                   reason_time=reason["time"], waited=round(waited, 1))
 
     run.execute(body)
 

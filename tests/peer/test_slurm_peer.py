@@ -95,6 +95,11 @@ def test_someone_elses_drain_stays_and_bad_input_changes_nothing(cluster):
     before = node("gpu2")
     drained = slurm_node(cluster, name="gpu2", state="drained", reason="reboot: test")
     assert drained["changed"] is False and drained["drained_by"] == "other", drained
+    # Who drained it and when, split from the reason as scontrol prints them: the evidence of whose drain it is.
+    assert (drained["reason"], drained["reason_user"]) == ("admin: bad DIMM B2", "root"), drained
+    assert drained["reason_time"] and drained["reason_time"] in before[1]
+    assert drained["note"] == "gpu2 drained or down already by someone else (admin: bad DIMM B2, set by root at %s): " \
+                              "left so" % drained["reason_time"]
     resumed = slurm_node(cluster, name="gpu2", state="resumed")
     assert resumed["changed"] is False and "left drained" in resumed["note"]
     assert node("gpu2") == before and before[1].startswith("admin: bad DIMM B2 [root@")

@@ -23,8 +23,10 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _WORD_RE = re.compile(r"(?:^|\s)([A-Za-z][A-Za-z0-9_/:]*)=(\S*)")
 # Base states that mean jobs (or their ends) are still on the node.
 BUSY_STATES = ("ALLOCATED", "MIXED", "COMPLETING")
-# Job states that hold a node.
-HOLDING_JOBS = ("RUNNING", "COMPLETING", "CONFIGURING", "SUSPENDED", "STOPPED", "SIGNALING", "STAGE_OUT")
+# Job states that hold a node (squeue's JOB STATE CODES): a job resizing is still on it.
+HOLDING_JOBS = ("RUNNING", "COMPLETING", "CONFIGURING", "SUSPENDED", "STOPPED", "SIGNALING", "STAGE_OUT", "RESIZING")
+# What scontrol prints after a Reason: who set it and when (``admin: bad DIMM B2 [root@2026-11-28T09:56:59]``).
+REASON_BY_RE = re.compile(r"^(?P<text>.*?)\s*\[(?P<user>[^\[\]@\s]+)@(?P<time>[0-9T:-]+)\]\s*$")
 # The squeue format this module reads: job id, user, state, name (the name last: it may hold the separator).
 SQUEUE_FORMAT = "%i|%u|%T|%j"
 
@@ -72,13 +74,33 @@ def state_of(node):
     return parts[0], flags + parts[1:]
 
 
+def split_reason(reason):
+    """``{"text", "user", "time"}`` of a node's Reason as scontrol prints it: the reason, then who set it and when in
+    brackets (``admin: bad DIMM B2 [root@2026-11-28T09:56:59]``); user and time None where Slurm printed none."""
+    reason = (reason or "").strip()
+    match = REASON_BY_RE.match(reason)
+    if not match:
+        return dict(text=reason or None, user=None, time=None)
+    return dict(text=match.group("text") or None, user=match.group("user"), time=match.group("time"))
+
+
+def reason_words(node):
+    """The node's reason for a message: its text, and who set it when (the evidence of someone else's drain)."""
+    reason = split_reason(node.get("Reason"))
+    if not reason["text"]:
+        return "no reason"
+    if reason["user"]:
+        return "%s, set by %s at %s" % (reason["text"], reason["user"], reason["time"])
+    return reason["text"]
+
+
 def drained_by(node):
     """``roce.fabric`` (a drain with this collection's mark), ``other`` (another drain or a node down with its own
     reason) or ``none``."""
     base, flags = state_of(node)
     if "DRAIN" not in flags and base not in ("DRAINED", "DRAINING", "DOWN", "FAIL") and "FAIL" not in flags:
         return "none"
-    return "roce.fabric" if (node.get("Reason") or "").startswith(MARK) else "other"
+    return "roce.fabric" if (split_reason(node.get("Reason"))["text"] or "").startswith(MARK) else "other"
 
 
 def busy(node):
@@ -124,10 +146,10 @@ def plan(node, wanted):
         if by == "none":
             return "drain", None
         if by == "other":
-            return None, "drained or down already by someone else (%s): left so" % (node.get("Reason") or "no reason")
+            return None, "drained or down already by someone else (%s): left so" % reason_words(node)
         return None, None
     if by == "roce.fabric":
         return "resume", None
     if by == "other":
-        return None, "drained or down by someone else (%s): left drained" % (node.get("Reason") or "no reason")
+        return None, "drained or down by someone else (%s): left drained" % reason_words(node)
     return None, None

@@ -45,7 +45,8 @@ def test_what_is_sent_follows_whose_drain_it_is():
     assert slurm.plan(idle, "drained") == ("drain", None)
     assert slurm.plan(ours, "drained") == (None, None)
     action, note = slurm.plan(other, "drained")
-    assert action is None and note.startswith("drained or down already by someone else (admin: bad DIMM B2 [root@")
+    assert action is None and note == ("drained or down already by someone else (admin: bad DIMM B2, set by root at "
+                                       "2026-11-28T09:57:10): left so")
     assert slurm.plan(ours, "resumed") == ("resume", None)
     assert slurm.plan(idle, "resumed") == (None, None)
     action, note = slurm.plan(other, "resumed")
@@ -76,3 +77,19 @@ def test_the_reason_carries_the_mark_once_and_on_one_line():
     assert slurm.reason_text("reboot: x") == "roce.fabric: reboot: x"
     assert slurm.reason_text("roce.fabric: reboot:\n  x") == "roce.fabric: reboot: x"
     assert slurm.reason_text("") == "roce.fabric:"
+
+
+@pytest.mark.parametrize("name, text, user, when", [
+    ("show_node_allocated_drain_other_22.05.txt", "admin: bad DIMM B2", "root", "2026-11-28T09:57:10"),
+    ("show_node_idle_drain_22.05.txt", "roce.fabric: reboot: mlxconfig SRIOV_EN", "root", "2026-11-28T09:56:53"),
+    ("show_node_idle_drain_other_multiline_22.05.txt", "admin: bad DIMM B2", "root", "2026-11-28T09:56:59"),
+    ("show_node_mixed_drain_20.02.txt", "deep power-off required for PSU", "root", "2020-07-17T13:21:02"),
+    ("show_node_idle_22.05.txt", None, None, None),
+])
+def test_the_reason_is_split_into_its_text_who_set_it_and_when(name, text, user, when):
+    """scontrol prints who set a reason and when after it, in brackets: the user is the evidence of whose drain it
+    is; the mark is read from the reason's text alone."""
+    node = slurm.parse_node(corpus.read("slurm", name))
+    assert slurm.split_reason(node.get("Reason")) == dict(text=text, user=user, time=when)
+    # A reason without the bracket (as the sites' own tools may set it through the API) is all text.
+    assert slurm.split_reason("maintenance window") == dict(text="maintenance window", user=None, time=None)

@@ -106,11 +106,30 @@ def test_a_job_that_does_not_end_in_time_is_named_and_the_node_stays_drained(ins
     assert [call[3] for call in fake.updates()] == ["State=DRAIN"]
 
 
+def test_a_node_still_busy_at_the_timeout_is_a_failure_that_names_why(install):
+    """Slurm still counts the node busy (ALLOCATED+DRAIN: a job ending, resizing, or in a state squeue's holding
+    states leave out) while squeue names no job holding it: when the wait runs out the node is not drained, and the
+    task fails naming its state (it reported success before)."""
+    fake = install(FakeSlurm("show_node_allocated_drain_22.05.txt", None))
+    fake.job_reads = 10 ** 6  # the node keeps its ALLOCATED state; squeue prints nothing
+    result = run_module(slurm_node.main, drain(wait_timeout=0))
+    assert result["failed"] is True and result["failure"] == "node_busy", result
+    assert result["msg"] == ("Slurm node vm is still busy after 0 s (state ALLOCATED+DRAIN; jobs squeue lists on it: "
+                             "none); nothing disruptive may be done to it (it stays drained)")
+    assert (result["reason"], result["reason_user"], result["reason_time"]) == (
+        "roce.fabric: reboot: mlxconfig SRIOV_EN", "root", "2026-11-28T09:56:53")
+    # A job in a state that holds the node, RESIZING among them, is named as a job still running.
+    assert "RESIZING" in slurm_node.slurm.HOLDING_JOBS
+
+
 def test_someone_elses_drain_is_left_and_never_resumed(install):
     fake = install(FakeSlurm("show_node_allocated_drain_other_22.05.txt", "squeue_running_22.05.txt", job_reads=0))
     drained = run_module(slurm_node.main, drain())
     assert drained["changed"] is False and drained["drained_by"] == "other" and fake.updates() == []
-    assert drained["note"].startswith("vm drained or down already by someone else (admin: bad DIMM B2")
+    assert drained["note"] == ("vm drained or down already by someone else (admin: bad DIMM B2, set by root at "
+                               "2026-11-28T09:57:10): left so")
+    assert (drained["reason"], drained["reason_user"], drained["reason_time"]) == (
+        "admin: bad DIMM B2", "root", "2026-11-28T09:57:10")
     resumed = run_module(slurm_node.main, dict(name="vm", state="resumed"))
     assert resumed["changed"] is False and fake.updates() == [] and resumed["note"].endswith("left drained")
 
