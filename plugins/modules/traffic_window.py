@@ -21,6 +21,10 @@ description:
     port's RDMA traffic that rode the contract's RoCE class (module_utils/qos/counters.py C(traffic_check)).
   - Software RDMA (Soft-RoCE, siw) sends through the netdev, where the capture sees it; a hardware RoCE NIC's
     packets bypass the kernel and its per-priority counters are the evidence.
+  - Each window's background jobs write files of its own (named by RV(window_id), which O(state=close) takes back);
+    before it starts its own, O(state=open) stops the capture or sampler an earlier window left running in
+    O(work_dir) (a run that failed before its close) and removes every earlier window's files (RV(stopped_earlier)).
+    One window at a time per O(work_dir): the validate role holds its host lock around it.
   - Neither state changes the host's configuration; the captures' files are the run's own scratch files in
     O(work_dir). The module reports no change. In check mode it only reads counters (no capture).
 author:
@@ -116,6 +120,9 @@ options:
       - Needs O(work_dir); nothing is sampled in check mode.
     type: bool
     default: true
+  window_id:
+    description: RV(window_id) of the O(state=open) run, for O(state=close) with a capture or the PCIe sampler.
+    type: str
   lldp:
     description:
       - At O(state=close), read each port's LLDP neighbour where lldpd runs (C(lldpcli -f json0 show neighbors
@@ -143,6 +150,7 @@ EXAMPLES = r"""
   roce.fabric.traffic_window:
     state: close
     ports: [{netdev: ens1f0np0, device: mlx5_0}]
+    window_id: "{{ window.window_id }}"
     before: "{{ window.counters }}"
     contract: "{{ roce_fabric_qos }}"
   register: closed
@@ -155,6 +163,16 @@ counters:
   returned: always
   type: list
   elements: dict
+window_id:
+  description: This window's id (O(state=open)), which its jobs' files carry; give it to O(state=close).
+  returned: when state is open
+  type: str
+  sample: 3f9a1c0d7e2b4a55
+stopped_earlier:
+  description: The pids of an earlier window's capture or sampler that O(state=open) stopped.
+  returned: when state is open
+  type: list
+  elements: int
 captures:
   description: The captures started (O(state=open)) or read (O(state=close)) - C(netdev), and C(counts) once read.
   returned: always
@@ -191,7 +209,9 @@ from ansible_collections.roce.fabric.plugins.module_utils.qos.counters import tr
 from ansible_collections.roce.fabric.plugins.module_utils.qos.state import QosInputError, check_names
 from ansible_collections.roce.fabric.plugins.module_utils.validate import pcie_sampler
 from ansible_collections.roce.fabric.plugins.module_utils.validate.pcie import window_reading
-from ansible_collections.roce.fabric.plugins.module_utils.validate.window import (PCIE_JOB, SAMPLER_SCRIPT, capture_job, detach,
+from ansible_collections.roce.fabric.plugins.module_utils.validate.window import (PCIE_JOB, SAMPLER_SCRIPT, WINDOW_ID_RE,
+                                                                                  capture_job, detach, new_window_id,
+                                                                                  stop_earlier,
                                                                                   kernel_pcie_links, lldp_neighbours, snapshots,
                                                                                   window_files, write_capture_script)
 
@@ -217,19 +237,21 @@ def open_window(run, module):
             sampler = write_capture_script(params["work_dir"], SAMPLER_SCRIPT, pcie_sampler) if sampled else None
         except PrivateDirError as exc:
             run.fail("%s; nothing was changed" % exc)
-    for job in [capture_job(n) for n in capturing] + ([PCIE_JOB] if sampled else []):
-        for path in window_files(params, job):
-            if os.path.lexists(path):
-                os.unlink(path)
+    window_id = new_window_id()
+    stopped = []
+    if capturing or sampled:
+        # An earlier run that failed before its close left its capture or sampler running (up to capture_seconds)
+        # and its files: stopped and removed before this window starts its own, named by its id.
+        stopped = stop_earlier(params["work_dir"])
     counters = snapshots(module, params["ports"])
     for netdev in capturing:
-        result, stop = window_files(params, capture_job(netdev))
+        result, stop = window_files(params, capture_job(netdev), window_id)
         detach([python, script, netdev, str(params["capture_seconds"]), result, stop])
         started.append(dict(netdev=netdev))
     if sampled:
-        result, stop = window_files(params, PCIE_JOB)
+        result, stop = window_files(params, PCIE_JOB, window_id)
         detach([python, sampler, str(params["capture_seconds"]), result, stop] + sampled)
-    run.update(counters=counters, captures=started)
+    run.update(counters=counters, captures=started, window_id=window_id, stopped_earlier=stopped)
 
 
 def close_window(run, module):
@@ -240,18 +262,22 @@ def close_window(run, module):
         raise FabricError("contract: %s" % exc, kind="bad_input")
     capturing = [] if run.check_mode else params["capture"]
     jobs = [(netdev, capture_job(netdev)) for netdev in capturing] + ([(None, PCIE_JOB)] if sampling(run, params) else [])
+    window_id = params["window_id"]
+    if jobs and not WINDOW_ID_RE.match(window_id or ""):
+        raise FabricError("window_id must be the window_id its open returned (16 hexadecimal digits), not %r; nothing "
+                          "was read" % (window_id,), kind="bad_input")
     try:
         if jobs:
             check_private_dir(params["work_dir"])
         for _netdev, job in jobs:
-            with open_private(window_files(params, job)[1], "w"):
+            with open_private(window_files(params, job, window_id)[1], "w"):
                 pass
     except PrivateDirError as exc:
         run.fail("%s; nothing was changed" % exc)
     deadline = time.monotonic() + params["capture_wait"]
     counts, read, links = {}, [], {}
     for netdev, job in jobs:
-        result = window_files(params, job)[0]
+        result = window_files(params, job, window_id)[0]
         while not os.path.exists(result) and time.monotonic() < deadline:
             time.sleep(0.2)
         try:
@@ -309,6 +335,7 @@ def main():
             min_bytes=dict(type="int", default=1000000),
             pcie=dict(type="bool", default=True),
             lldp=dict(type="bool", default=True),
+            window_id=dict(type="str"),
             **command_timeout_spec()
         ),
         supports_check_mode=True,

@@ -10,7 +10,8 @@ Every half second, for each interface: its bytes sent and received (``/sys/class
 link of its PCI function and of the port above it (``current_link_speed``, ``current_link_width`` and their
 ``max_`` files), until SECONDS have passed or STOP_FILE exists; then writes, per interface, the link as it was at
 the busiest sample (the most bytes moved) and the narrowest and slowest link seen while bytes moved. An idle link
-trains down to save power, which is not a fault: only samples with traffic count. Reads sysfs only.
+trains down to save power, which is not a fault: only samples with traffic count. Reads sysfs only; writes its pid
+to OUT.json.pid, by which the next window stops it if no close did.
 
 PRIVATE to the roce.fabric collection: may change without notice. roce.fabric.traffic_window writes this file's
 own source into its private work directory and runs it there in a session of its own; the functions are
@@ -158,6 +159,9 @@ def sample(root, netdevs, seconds, stop_file, clock=time.monotonic, sleep=time.s
 
 
 def main(seconds, out, stop_file, *netdevs):
+    # Its pid beside its result: the next window stops a sampler an earlier, interrupted run left (traffic_window).
+    with open(out + ".pid", "w") as handle:
+        handle.write("%d\n" % os.getpid())
     found = sample("/", list(netdevs), float(seconds), stop_file)
     tmp = out + ".tmp"
     with open(tmp, "w") as handle:

@@ -11,10 +11,14 @@ PRIVATE to the roce.fabric collection: may change without notice.
 
 from __future__ import annotations
 
+import binascii
 import inspect
 import os
+import re
+import signal
+import time
 
-from ansible_collections.roce.fabric.plugins.module_utils.common.private import open_private, private_dir
+from ansible_collections.roce.fabric.plugins.module_utils.common.private import PrivateDirError, open_private, private_dir
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import CommandRunner, FabricError
 from ansible_collections.roce.fabric.plugins.module_utils.qos import dscp_capture
 from ansible_collections.roce.fabric.plugins.module_utils.qos.port_counters import read_port
@@ -105,10 +109,19 @@ def write_capture_script(work_dir, name=CAPTURE_SCRIPT, source=dscp_capture):
     return path
 
 
-def window_files(params, job):
+def new_window_id():
+    """A window's own id: its background jobs' files carry it, so that no run reads another's."""
+    return binascii.hexlify(os.urandom(8)).decode("ascii")
+
+
+WINDOW_ID_RE = re.compile(r"^[0-9a-f]{16}$")
+
+
+def window_files(params, job, window_id):
     """The result and stop files of one of the window's background jobs in the work dir: ``capture-<netdev>`` (a
-    port's DSCP capture) or ``pcie-sample`` (the PCIe sampler, named apart from every netdev's)."""
-    base = os.path.join(params["work_dir"], job)
+    port's DSCP capture) or ``pcie-sample`` (the PCIe sampler, named apart from every netdev's), each of this window
+    (``window_id``) only. The job writes its pid beside the result (``<result>.pid``)."""
+    base = os.path.join(params["work_dir"], "%s.%s" % (job, window_id))
     return base + ".json", base + ".stop"
 
 
@@ -117,6 +130,68 @@ def capture_job(netdev):
 
 
 PCIE_JOB = "pcie-sample"
+JOB_PREFIXES = ("capture-", PCIE_JOB + ".")
+
+
+def _cmdline(pid, proc_root="/proc"):
+    try:
+        with open(os.path.join(proc_root, str(pid), "cmdline"), "rb") as handle:
+            return handle.read().split(b"\0")
+    except (IOError, OSError):
+        return []
+
+
+def _alive(pid, proc_root="/proc"):
+    """Whether ``pid`` still runs (a zombie, ended but not yet reaped by its parent, does not)."""
+    try:
+        with open(os.path.join(proc_root, str(pid), "stat")) as handle:
+            stat = handle.read()
+    except (IOError, OSError):
+        return False
+    return stat[stat.rfind(")") + 2:].split()[:1] != ["Z"]
+
+
+def stop_earlier(work_dir, wait=5.0, proc_root="/proc"):
+    """Stop the background jobs an earlier window left running in ``work_dir`` (a run that failed before its close:
+    a capture or a sampler goes on for capture_seconds), then remove every earlier window's files. A job is known by
+    the pid file it wrote and its command line, which must run one of the window's scripts in this work dir (a pid
+    reused by another process since is left alone). Returns the pids stopped."""
+    scripts = [os.path.join(work_dir, name).encode() for name in (CAPTURE_SCRIPT, SAMPLER_SCRIPT)]
+    try:
+        names = sorted(os.listdir(work_dir))
+    except OSError:
+        return []
+    stopped = []
+    for name in names:
+        if not name.startswith(JOB_PREFIXES) or not name.endswith(".pid"):
+            continue
+        try:
+            with open_private(os.path.join(work_dir, name)) as handle:
+                pid = int(handle.read().strip())
+        except (IOError, OSError, ValueError, PrivateDirError):
+            continue
+        if pid <= 1 or pid == os.getpid() or not [arg for arg in _cmdline(pid, proc_root) if arg in scripts]:
+            continue
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:
+            continue
+        deadline = time.monotonic() + wait
+        while _alive(pid, proc_root) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if _alive(pid, proc_root):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        stopped.append(pid)
+    for name in names:
+        if name.startswith(JOB_PREFIXES):
+            try:
+                os.unlink(os.path.join(work_dir, name))
+            except OSError:
+                pass
+    return stopped
 
 
 def detach(argv):

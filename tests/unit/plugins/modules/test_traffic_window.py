@@ -18,6 +18,7 @@ from ansible.module_utils import basic
 
 from ansible_collections.roce.fabric.plugins.module_utils.qos.contract import derive
 from ansible_collections.roce.fabric.plugins.module_utils.qos.counters import traffic_check
+from ansible_collections.roce.fabric.plugins.module_utils.validate import window
 from ansible_collections.roce.fabric.plugins.modules import traffic_window
 from ansible_collections.roce.fabric.tests.unit.plugins.module_utils import corpus
 from ansible_collections.roce.fabric.tests.unit.plugins.modules.utils import run_module
@@ -95,13 +96,14 @@ def test_a_real_capture_on_loopback_is_started_stopped_and_read(tmp_path):
     time.sleep(1)  # the capture binds its socket
     started = time.monotonic()
     closed = run_module(traffic_window.main, dict(state="close", ports=ports, capture=["lo"], work_dir=str(work),
-                                                  before=opened["counters"], contract={}, capture_wait=20))
+                                                  before=opened["counters"], contract={}, capture_wait=20,
+                                                  window_id=opened["window_id"]))
     assert time.monotonic() - started < 15, "the stop file did not stop the capture"
     assert closed.get("failed") is not True, closed.get("msg")
     counts = closed["captures"][0]["counts"]
     # RoCE v2 packets on loopback: none of the tests here, but another program may send some.
     assert closed["captures"][0]["netdev"] == "lo" and isinstance(counts["packets"], int) and "dropped" in counts, closed
-    assert json.loads((work / "capture-lo.json").read_text()) == counts
+    assert json.loads((work / ("capture-lo.%s.json" % opened["window_id"])).read_text()) == counts
     assert closed["checks"][0]["name"] == "traffic lo" and closed["checks"][0]["command"].endswith("wire capture of UDP 4791")
 
 
@@ -150,16 +152,19 @@ def test_a_port_named_pcie_keeps_its_capture_apart_from_the_pcie_sampler(tmp_pat
         opened = run_module(traffic_window.main, dict(args, state="open"))
     assert opened.get("failed") is not True, opened
     capture, sampler = [call.args[0] for call in detach.call_args_list]
-    assert capture[-2:] == [str(work / "capture-pcie.json"), str(work / "capture-pcie.stop")], capture
-    assert sampler[-3:] == [str(work / "pcie-sample.json"), str(work / "pcie-sample.stop"), "pcie"], sampler
+    window = opened["window_id"]
+    assert capture[-2:] == [str(work / ("capture-pcie.%s.json" % window)), str(work / ("capture-pcie.%s.stop" % window))]
+    assert sampler[-3:] == [str(work / ("pcie-sample.%s.json" % window)), str(work / ("pcie-sample.%s.stop" % window)),
+                            "pcie"], sampler
     counts = dict(packets=12, dropped=0, dscp={"26": 12})
-    (work / "capture-pcie.json").write_text(json.dumps(counts))
-    (work / "pcie-sample.json").write_text(json.dumps(dict(pcie=None)))
+    (work / ("capture-pcie.%s.json" % window)).write_text(json.dumps(counts))
+    (work / ("pcie-sample.%s.json" % window)).write_text(json.dumps(dict(pcie=None)))
     closed = run_module(traffic_window.main, dict(args, state="close", before=opened["counters"], contract={},
-                                                  capture_wait=1))
+                                                  capture_wait=1, window_id=window))
     assert closed["captures"] == [dict(netdev="pcie", counts=counts)], closed["captures"]
-    assert sorted(os.listdir(str(work))) == ["capture-pcie.json", "capture-pcie.stop", "pcie-sample.json",
-                                             "pcie-sample.stop", "roce_dscp_capture.py", "roce_pcie_sampler.py"]
+    assert sorted(os.listdir(str(work))) == sorted(["capture-pcie.%s.json" % window, "capture-pcie.%s.stop" % window,
+                                                    "pcie-sample.%s.json" % window, "pcie-sample.%s.stop" % window,
+                                                    "roce_dscp_capture.py", "roce_pcie_sampler.py"])
 
 
 def test_each_check_carries_the_switch_port_lldp_hears_on_its_port(tmp_path):
@@ -198,6 +203,8 @@ def test_a_work_dir_that_is_a_link_is_refused_and_nothing_is_written(tmp_path, s
     target.mkdir(mode=0o700)
     (tmp_path / "work").symlink_to(target)
     args = dict(state=state, ports=PORTS[:1], capture=["enp1s0"], work_dir=str(tmp_path / "work"), contract={})
+    if state == "close":
+        args["window_id"] = "0123456789abcdef"
     with with_ethtool("before"), mock.patch.object(traffic_window, "detach") as detach:
         result = run_module(traffic_window.main, dict(args, root=lab_vm_root(tmp_path, "before")))
     assert result["failed"] and "is a symbolic link" in result["msg"] and "nothing was changed" in result["msg"], result
@@ -241,3 +248,44 @@ def test_each_check_carries_what_the_kernel_said_of_its_pcie_link(tmp_path):
         del tools["journalctl"]
         from_dmesg = run_module(traffic_window.main, dict(args, state="close", before=opened["counters"], contract={}))
         assert from_dmesg["checks"][0]["pcie"]["kernel"]["limited_at"] == "0000:00:00.0"
+
+
+def test_a_sampler_an_earlier_run_left_is_stopped_and_no_run_reads_another_s_file(tmp_path):
+    """A validation that failed between its window's open and close left its PCIe sampler running (up to
+    capture_seconds) on the work dir's one result file, which the next run's 6 s window then read, with the earlier
+    run's samples. The next open stops it (by the pid file it wrote and its command line) and removes its files;
+    each window's files carry its own id, and its close reads only those."""
+    work = tmp_path / "work"
+    root = tmp_path / "root"
+    (root / "sys" / "class" / "net" / "lo" / "statistics").mkdir(parents=True)
+    for name in ("tx_bytes", "rx_bytes"):
+        (root / "sys" / "class" / "net" / "lo" / "statistics" / name).write_text("0\n")
+    args = dict(ports=[dict(netdev="lo")], work_dir=str(work), root=str(root), capture_seconds=600)
+    first = run_module(traffic_window.main, dict(args, state="open"))
+    assert first.get("failed") is not True, first
+    pid_file = work / ("pcie-sample.%s.json.pid" % first["window_id"])
+    deadline = time.monotonic() + 20
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    earlier = int(pid_file.read_text())
+    assert os.path.exists("/proc/%d" % earlier), "the first window's sampler runs"
+    # The first run fails here: no close. The next one opens its own window.
+    second = run_module(traffic_window.main, dict(args, state="open"))
+    try:
+        assert second["stopped_earlier"] == [earlier] and second["window_id"] != first["window_id"]
+        assert not window._alive(earlier), "stopped (ended, or a zombie this test process has not reaped)"
+        assert not [name for name in os.listdir(str(work)) if first["window_id"] in name]
+        closed = run_module(traffic_window.main, dict(args, state="close", before=second["counters"], contract={},
+                                                      capture_wait=20, window_id=second["window_id"]))
+        assert closed.get("failed") is not True, closed
+        assert (work / ("pcie-sample.%s.json" % second["window_id"])).exists()
+    finally:
+        for name in os.listdir(str(work)):
+            if name.endswith(".pid"):
+                try:
+                    os.kill(int((work / name).read_text()), 15)
+                except (OSError, ValueError):
+                    pass
+    # A close without its window's id reads nothing of another's: refused.
+    refused = run_module(traffic_window.main, dict(args, state="close", before=[], contract={}))
+    assert refused["failed"] and "window_id must be the window_id its open returned" in refused["msg"]
