@@ -21,7 +21,10 @@ description:
     C(report.json) (its format published as a JSON Schema, C(docs/schemas/validation-report.schema.json) in the
     collection), a self-contained C(report.html) (pass/fail per host and pair, the pair matrix with the findings on
     it, a bandwidth-versus-size plot per test, the exact command behind every number) and C(report.xml) (JUnit XML
-    for CI systems, a test case per pair test, per host check and per finding) into O(dest).
+    for CI systems, a test case per pair test, per host check and per finding) into O(dest). The three are replaced
+    together or not at all (each written under a fresh name and flushed before the first is renamed), and every
+    string of the report - what devices and hosts printed, an LLDP system name among them - is made fit for all
+    three first (a C0 control character shown as its Unicode control picture, a lone surrogate as U+FFFD).
   - The report's C(findings) name the part to replace where the run shows one - the pair matrix (an endpoint in far
     more bad pairs than chance explains) joined with the counters the traffic window read on the same ports (the
     C(nic) deltas of the C(traffic <netdev>) checks) - each with its evidence, a confidence (low on one kind of
@@ -198,7 +201,8 @@ options:
       - V(write) - directory for C(report.json), C(report.html) and C(report.xml) (created when missing, mode 0755).
       - It must be a real directory of the user the task runs as that no one else may write to, under directories no
         other user can swap (as roce.fabric.private_dir checks them); one another user made first in a shared
-        C(/var/tmp), or a link, is refused and nothing is written.
+        C(/var/tmp), or a link, is refused and nothing is written. It is checked when the task starts, and again as it
+        is once made, through the open handle the files are written by.
     type: path
   title:
     description: Title of the report.
@@ -312,7 +316,7 @@ import re
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.roce.fabric.plugins.module_utils.common.files import write_atomic
+from ansible_collections.roce.fabric.plugins.module_utils.common.files import write_together
 from ansible_collections.roce.fabric.plugins.module_utils.common.private import PrivateDirError, check_usable_dir
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import ModuleRun
 from ansible_collections.roce.fabric.plugins.module_utils.common.version import COLLECTION_VERSION
@@ -374,12 +378,11 @@ def plan_retests(run):
                                      for pair, test in zip(pairs, result["tests"])])
 
 
-def write_file(dest, path, text):
-    """A fresh, randomly named file (O_EXCL) renamed over ``path``: a link planted at a fixed temporary name, or at
-    the report's own name, is replaced, never written through."""
-    if not os.path.isdir(dest):
-        os.makedirs(dest, 0o755)
-    write_atomic(path, text, 0o644, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+def write_reports(run, dest, encoded):
+    try:
+        write_together(dest, encoded)
+    except PrivateDirError as exc:
+        run.fail("the report's folder cannot be used, nothing was written: %s" % exc)
 
 
 def write_report(run):
@@ -406,6 +409,9 @@ def write_report(run):
     report["findings"], report["location"] = _findings.findings_of(report["tests"], report["hosts"], retested,
                                                                    p["cabling"], p["switch_counters"], retest_error,
                                                                    p["loss_rate"], p["addresses"])
+    # What devices and hosts printed (an LLDP system name is whatever is plugged in) made fit for JSON, HTML and XML
+    # alike: control characters shown as their pictures, lone surrogates replaced.
+    report = _validate.clean_text(report)
     json_path = os.path.join(p["dest"], "report.json")
     html_path = os.path.join(p["dest"], "report.html")
     xml_path = os.path.join(p["dest"], "report.xml")
@@ -416,6 +422,9 @@ def write_report(run):
     content = json.dumps(report, indent=2, sort_keys=True) + "\n"
     page = _validate.render_html(report)
     xml = _junit.render_junit(report)
+    # All three encoded before any is written: one that cannot be fails the task with the old three in place.
+    encoded = [(name, text.encode("utf-8")) for name, text in (("report.json", content), ("report.html", page),
+                                                               ("report.xml", xml))]
     run.update(report=report, passed=report["passed"], files=[json_path, html_path, xml_path],
                failures=_checks.failed_names(report))
     try:
@@ -425,8 +434,8 @@ def write_report(run):
     if before != content or read(html_path) != page or read(xml_path) != xml:
         run.text_diff(json_path, json.dumps(old, sort_keys=True) + "\n" if old else "",
                       json.dumps(report["summary"], sort_keys=True) + "\n")
-        for path, text in ((json_path, content), (html_path, page), (xml_path, xml)):
-            run.mutate("write %s" % path, lambda path=path, text=text: write_file(p["dest"], path, text))
+        # The three are replaced together or not at all, in the folder as it is once made and checked.
+        run.mutate("write %s" % ", ".join((json_path, html_path, xml_path)), lambda: write_reports(run, p["dest"], encoded))
     files = ", ".join((json_path, html_path, xml_path))
     if report["passed"]:
         run.update(msg="Validation passed (report %s)" % files)

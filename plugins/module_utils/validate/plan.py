@@ -18,6 +18,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import re
 
 from ansible_collections.roce.fabric.plugins.module_utils.validate.findings import pair_matrix
 from ansible_collections.roce.fabric.plugins.module_utils.validate.schedule import circle_rounds
@@ -266,6 +267,26 @@ def _number_msg(test):
     if test.get("max_lat_usec") is not None:
         text += " (threshold %s usec)" % test["max_lat_usec"]
     return text
+
+
+# C0 control characters other than tab, line feed and carriage return: XML 1.0 allows none of them, even escaped.
+_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
+# A UTF-16 surrogate not in a pair (a name decoded with surrogateescape, a JSON \\udXXX escape): no UTF-8 encodes it.
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(value):
+    """``value`` (the report, or any part of it) with every string, keys too, fit for all three outputs: each C0
+    control character shown as its Unicode control picture (U+2400 + its code: an LLDP system name is whatever the
+    device plugged in sends), each lone surrogate as U+FFFD."""
+    if isinstance(value, dict):
+        return dict((clean_text(key), clean_text(item)) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return [clean_text(item) for item in value]
+    if isinstance(value, str):
+        value = _CONTROL_RE.sub(lambda match: chr(0x2400 + ord(match.group(0))), value)
+        return _SURROGATE_RE.sub("\ufffd", value)
+    return value
 
 
 def build_report(tests, hosts, title="RoCE fabric validation", generated=None):

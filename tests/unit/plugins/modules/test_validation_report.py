@@ -246,3 +246,77 @@ def test_fail_on_error_fails_once_the_report_is_written_naming_what_failed(tmp_p
     assert not told.get("failed") and told["changed"] is False and told["msg"] == failed["msg"]
     passing = dict(args, host_checks={}, results=[dict(results[0], passed=True)])
     assert run_module(validation_report.main, passing)["msg"] == "Validation passed (report %s)" % files
+
+
+def test_device_strings_with_control_bytes_or_a_lone_surrogate_make_three_valid_files(tmp_path, monkeypatch):
+    """A host's check carrying what a device printed: an LLDP system name with C0 control bytes (set by whatever is
+    plugged in) and a lone surrogate (a name a reader decoded with surrogateescape; Ansible refuses one in module
+    arguments, so it is put into the check where the module reads them). report.xml was not well-formed, and
+    report.html failed to encode after report.json had been replaced. Now all three are written and valid, the
+    control bytes shown as their control pictures."""
+    import xml.etree.ElementTree as ET  # pylint: disable=import-outside-toplevel
+    plan = run_module(validation_report.main, dict(mode="plan", hosts=HOSTS, tests=["rping"]))["plan"]
+    dest = tmp_path / "report"
+    name = "leaf\x01\x1b[31m7"
+    checks = {"a": [dict(name="lldp %s" % name, status="failed", msg="neighbour %s on swp1" % name, command="lldpcli")]}
+    real = validation_report._checks.host_entries
+
+    def with_surrogate(host_checks):
+        entries = real(host_checks)
+        entries["a"]["checks"][0]["msg"] += " \udcff"
+        return entries
+    monkeypatch.setattr(validation_report._checks, "host_entries", with_surrogate)
+    result = run_module(validation_report.main, dict(mode="write", plan=plan, dest=str(dest), results=[],
+                                                     host_checks=checks))
+    assert result.get("failed") is not True or "Validation failed" in result["msg"], result["msg"]
+    tree = ET.parse(str(dest / "report.xml"))  # well-formed
+    messages = [f.get("message") for f in tree.iter("failure")]
+    assert "neighbour leaf\u2401\u241b[31m7 on swp1 \ufffd" in messages, messages
+    report = json.loads((dest / "report.json").read_text(encoding="utf-8"))
+    check = report["hosts"]["a"]["checks"][0]
+    assert check["msg"] == "neighbour leaf\u2401\u241b[31m7 on swp1 \ufffd" and check["name"] == "lldp leaf\u2401\u241b[31m7"
+    assert "leaf\u2401\u241b[31m7" in (dest / "report.html").read_text(encoding="utf-8")
+
+
+def test_the_three_report_files_are_replaced_together_or_not_at_all(tmp_path, monkeypatch):
+    """A write that fails before the last file is written (here: the disk refuses report.xml's bytes) leaves all three
+    of the earlier run as they were, never a new report.json beside an old report.html."""
+    plan = run_module(validation_report.main, dict(mode="plan", hosts=HOSTS, tests=["rping"]))["plan"]
+    dest = tmp_path / "report"
+    args = dict(mode="write", plan=plan, dest=str(dest), results=[])
+    assert run_module(validation_report.main, args)["changed"] is True
+    before = dict((name, (dest / name).read_bytes()) for name in ("report.json", "report.html", "report.xml"))
+    real = os.fsync
+    seen = []
+
+    def failing_fsync(fd):
+        seen.append(fd)
+        if len(seen) == 3:
+            raise OSError(28, "No space left on device")
+        return real(fd)
+    monkeypatch.setattr(os, "fsync", failing_fsync)
+    failed = run_module(validation_report.main, dict(args, results=[
+        dict(test_id="rping:a->b", role="client", passed=False, cause="unreachable", command="rping -c")]))
+    monkeypatch.setattr(os, "fsync", real)
+    assert failed["failed"] is True and "No space left on device" in failed["msg"], failed
+    assert dict((name, (dest / name).read_bytes()) for name in before) == before
+    assert sorted(os.listdir(str(dest))) == ["report.html", "report.json", "report.xml"], "no temporary file left"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="gives a folder to another user")
+def test_a_report_folder_another_user_makes_after_the_check_is_refused(tmp_path, monkeypatch):
+    """The folder was checked when the task started and made only when the files were written: one another user
+    made in between (here: while the report renders) was written into. Now it is made, then checked as it is, then
+    written through an open handle of it."""
+    plan = run_module(validation_report.main, dict(mode="plan", hosts=HOSTS, tests=["rping"]))["plan"]
+    dest = tmp_path / "report"
+    real = validation_report._junit.render_junit
+
+    def meanwhile(report):
+        dest.mkdir()
+        os.chown(str(dest), 4242, 4242)
+        return real(report)
+    monkeypatch.setattr(validation_report._junit, "render_junit", meanwhile)
+    result = run_module(validation_report.main, dict(mode="write", plan=plan, dest=str(dest), results=[]))
+    assert result["failed"] is True and "the report's folder cannot be used, nothing was written" in result["msg"]
+    assert "owned by uid 4242" in result["msg"] and os.listdir(str(dest)) == []
