@@ -11,13 +11,16 @@ Every NCCL process of 2.24 and later runs a RAS thread; one per node serves clie
 json``, 2.28.7 and later, answered ``OK``; ``VERBOSE STATUS`` answered by the status, then the close). The JSON status
 lists each communicator's ranks that answered and the ranks that did not (``missing_ranks``: ``unresponsive``, or
 ``considered_dead``), with their host, process and GPU: the rank a hung collective waits for.
-``parse_status`` and ``findings`` are pure; ``query`` is the client.
+``parse_status`` and ``findings`` are pure; ``query`` is the client, bounded in time and bytes, and
+``not_this_run`` says why a RAS port is not asked (another process than this run's NCCL holds it).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import socket
+import time
 
 PROTOCOL = 2
 DEFAULT_ADDR = ("127.0.0.1", 28028)
@@ -113,28 +116,127 @@ def ras_addr(env):
     return DEFAULT_ADDR
 
 
+# The longest line of the protocol's greeting and answers, and the largest status read: a server that sends more (or
+# no newline) is not NCCL's, and its bytes are not kept.
+MAX_LINE = 4096
+MAX_STATUS = 1 << 22
+
+
+def _line(sock, buf, deadline, addr):
+    """The next line from ``sock`` (``buf``: bytes read after the last one), read within ``deadline`` and at most
+    MAX_LINE bytes long: ``(line, rest)``."""
+    while b"\n" not in buf:
+        if len(buf) > MAX_LINE:
+            raise RasError("not a RAS server at %s:%d: a line longer than %d bytes" % (addr[0], addr[1], MAX_LINE))
+        sock.settimeout(max(deadline - time.monotonic(), 0.001))
+        chunk = sock.recv(MAX_LINE + 1 - len(buf))
+        if not chunk:
+            break
+        buf += chunk
+    line, _sep, rest = buf.partition(b"\n")
+    if len(line) > MAX_LINE:
+        raise RasError("not a RAS server at %s:%d: a line longer than %d bytes" % (addr[0], addr[1], MAX_LINE))
+    return line.decode("utf-8", "replace").strip(), rest
+
+
 def query(addr=DEFAULT_ADDR, timeout=15.0, fmt="json"):
     """The ``VERBOSE STATUS`` of the NCCL job serving RAS at ``addr`` (its text), in ``fmt`` (``json``; None: RAS's
-    default, text); RasError where none answers or it does not speak the protocol. Every read and write is bounded by
-    ``timeout`` seconds."""
+    default, text); RasError where none answers or it does not speak the protocol. The whole exchange is bounded by
+    ``timeout`` seconds and every read by its size (MAX_LINE a line, MAX_STATUS the status): a server that sends
+    without end holds neither the module nor its memory."""
+    deadline = time.monotonic() + timeout
     try:
         with socket.create_connection(addr, timeout=timeout) as sock:
-            stream = sock.makefile("rwb")
-            stream.write(b"CLIENT PROTOCOL %d\n" % PROTOCOL)
-            stream.flush()
-            hello = stream.readline().decode("utf-8", "replace").strip()
+            sock.sendall(b"CLIENT PROTOCOL %d\n" % PROTOCOL)
+            hello, rest = _line(sock, b"", deadline, addr)
             if not hello.upper().startswith("SERVER PROTOCOL "):
                 raise RasError("not a RAS server at %s:%d: %r" % (addr[0], addr[1], hello[:80]))
             if fmt:
-                stream.write(b"SET FORMAT %s\n" % fmt.encode())
-                stream.flush()
-                answer = stream.readline().decode("utf-8", "replace").strip()
+                sock.sendall(b"SET FORMAT %s\n" % fmt.encode())
+                answer, rest = _line(sock, rest, deadline, addr)
                 if answer.upper() != "OK":
                     raise RasError("RAS at %s:%d has no %s format (NCCL before 2.28.7): %r"
                                    % (addr[0], addr[1], fmt, answer[:80]))
-            stream.write(b"VERBOSE STATUS\n")
-            stream.flush()
+            sock.sendall(b"VERBOSE STATUS\n")
             sock.shutdown(socket.SHUT_WR)
-            return stream.read(1 << 22).decode("utf-8", "replace")
+            status = bytearray(rest)
+            while len(status) <= MAX_STATUS:
+                sock.settimeout(max(deadline - time.monotonic(), 0.001))
+                chunk = sock.recv(min(1 << 16, MAX_STATUS + 1 - len(status)))
+                if not chunk:
+                    break
+                status += chunk
+            if len(status) > MAX_STATUS:
+                raise RasError("RAS at %s:%d sent more than %d bytes: not a status" % (addr[0], addr[1], MAX_STATUS))
+            return bytes(status).decode("utf-8", "replace")
     except (OSError, socket.timeout) as exc:
         raise RasError("no RAS answer at %s:%d: %s" % (addr[0], addr[1], exc))
+
+
+# /proc/net/tcp and tcp6 (proc(5)): "sl local_address rem_address st ... uid timeout inode"; the local address and
+# port in hexadecimal, st 0A a listening socket.
+LISTEN = "0A"
+
+
+def listening_inodes(text, port):
+    """The inodes of the sockets ``/proc/net/tcp`` (or tcp6) shows listening on ``port``, any local address."""
+    found = set()
+    for line in (text or "").splitlines()[1:]:
+        fields = line.split()
+        if len(fields) < 10 or ":" not in fields[1]:
+            continue
+        try:
+            local_port = int(fields[1].rsplit(":", 1)[1], 16)
+        except ValueError:
+            continue
+        if local_port == port and fields[3] == LISTEN and fields[9].isdigit():
+            found.add(int(fields[9]))
+    return found
+
+
+def socket_holders(inodes, proc_root="/proc"):
+    """The pids whose open files include one of the socket ``inodes`` (``/proc/<pid>/fd``, ``socket:[inode]``); a
+    process whose files cannot be read (another user's, without root) is left out."""
+    wanted = set("socket:[%d]" % inode for inode in inodes)
+    holders = set()
+    for entry in os.listdir(proc_root):
+        if not entry.isdigit():
+            continue
+        folder = os.path.join(proc_root, entry, "fd")
+        try:
+            fds = os.listdir(folder)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                link = os.readlink(os.path.join(folder, fd))
+            except OSError:
+                continue  # closed since it was listed
+            if link in wanted:
+                holders.add(int(entry))
+                break
+    return holders
+
+
+def not_this_run(addr, family, proc_root="/proc"):
+    """Why RAS at ``addr`` is not asked, or None: the address must be this host's loopback, and the socket listening
+    on its port must be held by a process of this run (``family``: the pids below the module, the benchmark and the
+    NCCL processes it started). A local user who bound the port first, before NCCL could, is not believed."""
+    host = addr[0]
+    if host not in ("localhost",) and not (host.startswith("127.") or host == "::1"):
+        return "RAS at %s:%d is not on this host's loopback: not asked (its owner cannot be told)" % addr
+    inodes = set()
+    for name in ("tcp", "tcp6"):
+        try:
+            with open(os.path.join(proc_root, "net", name)) as handle:
+                inodes |= listening_inodes(handle.read(), addr[1])
+        except (IOError, OSError):
+            continue
+    if not inodes:
+        return "no RAS answer at %s:%d: nothing listens on port %d" % (addr[0], addr[1], addr[1])
+    holders = socket_holders(inodes, proc_root)
+    ours = holders.intersection(family)
+    if not ours:
+        return ("RAS port %d is held by %s, not by this run's NCCL processes: not asked" % (
+            addr[1], ", ".join("process %d" % pid for pid in sorted(holders)) or "a process whose files cannot be read"))
+    return None

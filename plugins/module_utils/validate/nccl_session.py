@@ -19,7 +19,7 @@ import os
 import tempfile
 import threading
 
-from ansible_collections.roce.fabric.plugins.module_utils.common.run import LOCALE_ENV, CommandRunner
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import LOCALE_ENV, CommandRunner, descendants
 from ansible_collections.roce.fabric.plugins.module_utils.validate import nccl as _nccl
 from ansible_collections.roce.fabric.plugins.module_utils.validate import nccl_ras as _ras
 
@@ -38,6 +38,11 @@ def ras_watch(seconds, addr):
     box = {}
 
     def ask():
+        # Only the RAS of this run's NCCL: the socket on its port must be held by a process below this module.
+        why = _ras.not_this_run(addr, descendants(os.getpid()))
+        if why:
+            box["error"] = why
+            return
         try:
             box["text"] = _ras.query(addr, timeout=RAS_TIMEOUT)
         except _ras.RasError as exc:

@@ -200,7 +200,7 @@ def test_nccl_ras_status_on_every_sample(name):
         assert nccl_ras.missing_ranks(status) == []
 
 
-@pytest.mark.parametrize("name", [n for n in corpus.samples("nccl") if n.endswith(".txt") and not n.startswith("nccl_bench")])
+@pytest.mark.parametrize("name", [n for n in corpus.samples("nccl") if n.endswith(".txt") and not n.startswith(("nccl_bench", "proc_net_"))])
 def test_nccl_tests_parser_on_every_table(name):
     text = corpus.read("nccl", name)
     parsed = nccl.parse_results(text)

@@ -95,22 +95,150 @@ def ras_server(answer):
     return listener.getsockname()[1], heard
 
 
+# The job's NCCL serving RAS, as the stand-in benchmark's own process: it listens on the RAS port, answers one client
+# as the GPU machine's NCCL 2.28.9 did (SERVER PROTOCOL 2, OK to SET FORMAT json, then the status), and hangs on.
+RAS_JOB = """import socket, sys, time
+listener = socket.socket()
+listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+listener.bind(("127.0.0.1", int(sys.argv[1])))
+listener.listen(1)
+status = open(sys.argv[2], "rb").read()
+heard = open(sys.argv[3], "w")
+conn, _addr = listener.accept()
+stream = conn.makefile("rwb")
+for line in stream:
+    heard.write(line.decode().strip() + "\\n")
+    heard.flush()
+    if line.startswith(b"CLIENT PROTOCOL"):
+        stream.write(b"SERVER PROTOCOL 2\\n")
+    elif line.startswith(b"SET FORMAT"):
+        stream.write(b"OK\\n")
+    else:
+        stream.write(status)
+        stream.flush()
+        break
+    stream.flush()
+conn.close()
+time.sleep(60)
+"""
+
+
+def free_port():
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    return port
+
+
+def ras_job(tmp_path, status):
+    """A stand-in benchmark that is the job's NCCL serving RAS with ``status``: (folder, port, what it heard)."""
+    port = free_port()
+    (tmp_path / "ras_job.py").write_text(RAS_JOB)
+    (tmp_path / "status.json").write_text(status)
+    heard = tmp_path / "heard.txt"
+    folder = stand_in(tmp_path / "bin", "exec python3 %s %d %s %s\n" % (tmp_path / "ras_job.py", port,
+                                                                       tmp_path / "status.json", heard))
+    return folder, port, heard
+
+
 def test_a_hung_collective_names_the_rank_ras_finds_missing(tmp_path):
-    folder = stand_in(tmp_path / "bin", "exec sleep 60\n")
-    port, heard = ras_server(corpus.read("nccl", "ras_status_2.29.1_missing_rank_doc.json"))
+    folder, port, heard = ras_job(tmp_path, corpus.read("nccl", "ras_status_2.29.1_missing_rank_doc.json"))
     args = dict(benchmark="nccl_tests", nccl_tests_dir=folder, gpus=2, collectives=["all_reduce"], timeout=2,
                 fail_on_error=False, env={"NCCL_RAS_ADDR": "127.0.0.1:%d" % port})
     result = run_module(nccl_test.main, args)
     run = result["runs"][0]
-    assert result["passed"] is False and heard == ["CLIENT PROTOCOL 2", "SET FORMAT json", "VERBOSE STATUS"]
+    assert result["passed"] is False and heard.read_text().split("\n")[:3] == [
+        "CLIENT PROTOCOL 2", "SET FORMAT json", "VERBOSE STATUS"], run.get("ras")
     assert run["ras"]["version"] == "2.29.1" and [m["rank"] for m in run["ras"]["missing"]] == [1]
     assert run["reasons"][0].startswith("timed out after 2s")
     assert ("ras_rank_missing: RAS: rank 1 (process 1524345 on 172.16.64.245, GPU 1) is missing from communicator "
             "0xae94423cfbb2ef4a of 2 ranks: unresponsive; the collective waits for it") in run["reasons"]
     # Without a RAS to ask (NCCL before 2.24, or none listening): the timeout alone, and why RAS said nothing.
-    closed = socket.socket()
-    closed.bind(("127.0.0.1", 0))
-    args["env"] = {"NCCL_RAS_ADDR": "127.0.0.1:%d" % closed.getsockname()[1]}
-    closed.close()
+    quiet_folder = stand_in(tmp_path / "quiet", "exec sleep 60\n")
+    args.update(nccl_tests_dir=quiet_folder, env={"NCCL_RAS_ADDR": "127.0.0.1:%d" % free_port()})
     quiet = run_module(nccl_test.main, args)["runs"][0]
-    assert "no RAS answer" in quiet["ras"]["error"] and not any("ras_" in r for r in quiet["reasons"])
+    assert "nothing listens on port" in quiet["ras"]["error"] and not any("ras_" in r for r in quiet["reasons"])
+
+
+def impostor(answer, chunks=1):
+    """A RAS port bound by a process that is not this run's (here: the test's own, which the module runs in): it
+    answers ``answer`` ``chunks`` times. Returns its port and how many clients it heard from."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)
+    heard = []
+
+    def serve():
+        listener.settimeout(30)
+        try:
+            conn, _addr = listener.accept()
+        except OSError:
+            return
+        heard.append(1)
+        with conn:
+            try:
+                for _chunk in range(chunks):
+                    conn.sendall(answer)
+            except OSError:
+                pass
+        listener.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener.getsockname()[1], heard
+
+
+def test_a_ras_port_another_process_bound_first_is_not_believed(tmp_path):
+    """A local user who binds the RAS port before NCCL does would be asked, and believed: its status could name any
+    rank as missing. The socket on the port must be held by a process this run started; this one is not."""
+    status = corpus.read("nccl", "ras_status_2.29.1_missing_rank_doc.json").encode()
+    port, heard = impostor(b"SERVER PROTOCOL 2\nOK\n" + status)
+    folder = stand_in(tmp_path / "bin", "exec sleep 60\n")
+    run = run_module(nccl_test.main, dict(benchmark="nccl_tests", nccl_tests_dir=folder, gpus=2, timeout=2,
+                                          collectives=["all_reduce"], fail_on_error=False,
+                                          env={"NCCL_RAS_ADDR": "127.0.0.1:%d" % port}))["runs"][0]
+    assert run["ras"]["error"] == ("RAS port %d is held by process %d, not by this run's NCCL processes: not asked"
+                                   % (port, os.getpid())), run["ras"]
+    assert heard == [] and "missing" not in run["ras"] and not any("ras_" in r for r in run["reasons"])
+
+
+def test_every_ras_read_is_bounded():
+    """A server that sends without a newline (300 MiB held 611 MiB resident before) or without end: the client
+    stops at MAX_LINE or MAX_STATUS bytes with an error, within its deadline."""
+    import time  # pylint: disable=import-outside-toplevel
+    from ansible_collections.roce.fabric.plugins.module_utils.validate import nccl_ras  # pylint: disable=import-outside-toplevel
+    port, _heard = impostor(b"x" * (1 << 20), chunks=300)
+    started = time.monotonic()
+    try:
+        nccl_ras.query(("127.0.0.1", port), timeout=10)
+        raise AssertionError("a greeting without a newline was read")
+    except nccl_ras.RasError as exc:
+        assert "a line longer than %d bytes" % nccl_ras.MAX_LINE in str(exc)
+    port, _heard = impostor(b"SERVER PROTOCOL 2\nOK\n" + b"{" * (1 << 20), chunks=300)
+    try:
+        nccl_ras.query(("127.0.0.1", port), timeout=10)
+        raise AssertionError("a status without end was read")
+    except nccl_ras.RasError as exc:
+        assert "sent more than %d bytes" % nccl_ras.MAX_STATUS in str(exc)
+    # A server that sends a byte now and then is cut at the deadline of the whole exchange, not of each read.
+    slow = socket.socket()
+    slow.bind(("127.0.0.1", 0))
+    slow.listen(1)
+
+    def drip():
+        conn, _addr = slow.accept()
+        with conn:
+            for _byte in range(20):
+                try:
+                    conn.sendall(b"S")
+                except OSError:
+                    return
+                time.sleep(0.5)
+    threading.Thread(target=drip, daemon=True).start()
+    try:
+        nccl_ras.query(("127.0.0.1", slow.getsockname()[1]), timeout=2)
+        raise AssertionError("a slow server held the client")
+    except nccl_ras.RasError as exc:
+        assert "no RAS answer" in str(exc)
+    assert time.monotonic() - started < 8
+    slow.close()
