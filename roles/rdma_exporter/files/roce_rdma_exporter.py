@@ -148,9 +148,17 @@ class RdmaCollector(object):
             yield metric
 
 
-def serve(registry, address, port, max_clients):
-    """The metrics page over HTTP, ``max_clients`` requests at a time (others get 503 at once); returns the server,
-    serving in a thread of its own."""
+# Seconds a connection may take to send its request, and then to take the page, however it trickles its bytes.
+REQUEST_DEADLINE = 10.0
+# Connections held at once, for every scrape slot: one over it is closed at once, before any thread is started.
+CONNECTIONS_PER_CLIENT = 4
+
+
+def serve(registry, address, port, max_clients, deadline=REQUEST_DEADLINE):
+    """The metrics page over HTTP, ``max_clients`` requests at a time (others get 503 at once) and at most
+    ``max_clients`` x CONNECTIONS_PER_CLIENT connections held (one more is closed unanswered); each connection has
+    ``deadline`` seconds to send its request and as long again to take the page, in all, not per read (a client
+    sending a byte every few seconds is cut at the deadline). Returns the server, serving in a thread of its own."""
     from wsgiref.simple_server import WSGIRequestHandler, WSGIServer  # pylint: disable=import-outside-toplevel
     from socketserver import ThreadingMixIn  # pylint: disable=import-outside-toplevel
     from prometheus_client import make_wsgi_app  # pylint: disable=import-outside-toplevel
@@ -158,19 +166,59 @@ def serve(registry, address, port, max_clients):
 
     app = make_wsgi_app(registry)
     slots = threading.BoundedSemaphore(max_clients)
+    connections = threading.BoundedSemaphore(max_clients * CONNECTIONS_PER_CLIENT)
+    current = threading.local()
+
+    def cut(connection):
+        """The deadline ran out: the connection is shut down, so the read or write it waits on ends now."""
+        try:
+            connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def disarm():
+        timer = getattr(current, "timer", None)
+        if timer is not None:
+            timer.cancel()
+        current.timer = None
+
+    def rearm(connection):
+        """A new deadline for the connection of this thread."""
+        disarm()
+        timer = threading.Timer(deadline, cut, (connection,))
+        timer.daemon = True
+        timer.start()
+        current.timer = timer
 
     def bounded(environ, start_response):
+        # The request is read: its deadline ends. The collection is bounded by its own reads (ethtool's timeout);
+        # the page then has a deadline of its own to be taken.
+        disarm()
         if not slots.acquire(blocking=False):
             start_response("503 Service Unavailable", [("Content-Type", "text/plain"), ("Retry-After", "1")])
+            rearm(current.connection)
             return [b"busy: too many scrapes at once\n"]
         try:
-            return [b"".join(app(environ, start_response))]
+            page = [b"".join(app(environ, start_response))]
         finally:
             slots.release()
+        rearm(current.connection)
+        return page
 
     class Quiet(WSGIRequestHandler):
-        # A read timeout on the connection: a client that never sends its request cannot hold a thread.
-        timeout = 10
+        # Each read and write is bounded too; the deadline bounds them all together.
+        timeout = deadline
+
+        def setup(self):
+            WSGIRequestHandler.setup(self)
+            current.connection = self.connection
+            rearm(self.connection)
+
+        def finish(self):
+            try:
+                WSGIRequestHandler.finish(self)
+            finally:
+                disarm()
 
         def log_message(self, *args):
             pass
@@ -178,6 +226,19 @@ def serve(registry, address, port, max_clients):
     class Server(ThreadingMixIn, WSGIServer):
         daemon_threads = True
         address_family = socket.AF_INET6 if ":" in address else socket.AF_INET
+
+        def process_request(self, request, client_address):
+            # A connection over the cap is closed at once: no thread, no read.
+            if not connections.acquire(blocking=False):
+                self.shutdown_request(request)
+                return
+            ThreadingMixIn.process_request(self, request, client_address)
+
+        def process_request_thread(self, request, client_address):
+            try:
+                ThreadingMixIn.process_request_thread(self, request, client_address)
+            finally:
+                connections.release()
 
     server = Server((address, port), Quiet)
     server.set_app(bounded)

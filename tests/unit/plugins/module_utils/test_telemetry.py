@@ -281,6 +281,70 @@ def test_the_server_answers_a_bounded_number_of_scrapes_at_once(rxe_tree):
         server.shutdown()
 
 
+def test_clients_that_trickle_their_requests_hold_neither_threads_nor_connections(rxe_tree):
+    """Clients sending a byte every few seconds held a thread each for as long as they went on (the timeout was per
+    read: 31 threads at 40 s). Now a connection has one deadline for its request, and at most max_clients x 4
+    connections are held: one more is closed at once, without a thread. A real scrape still gets its page."""
+    import socket
+    import threading
+    import time
+    import urllib.request
+    registry_mod = pytest.importorskip("prometheus_client")
+    program = load_program()
+    registry = registry_mod.CollectorRegistry()
+    registry.register(program.RdmaCollector(rxe_tree, use_ethtool=False, min_interval=0))
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    before = threading.active_count()
+    server = program.serve(registry, "127.0.0.1", port, max_clients=1, deadline=2)
+    request = b"GET /metrics HTTP/1.1\r\nHost: x\r\n"
+    clients = []
+    try:
+        for _n in range(10):
+            client = socket.create_connection(("127.0.0.1", port), timeout=5)
+            client.sendall(request[:1])
+            clients.append(client)
+        time.sleep(0.5)
+        cap = 1 * program.CONNECTIONS_PER_CLIENT
+        # The server took cap of them; it closed the others at once (they read the end of the stream).
+        closed = []
+        for client in clients:
+            client.settimeout(0.2)
+            try:
+                closed.append(client.recv(1) == b"")
+            except socket.timeout:
+                closed.append(False)
+        assert closed.count(False) == cap and closed.count(True) == 10 - cap, closed
+        assert threading.active_count() - before <= 1 + 2 * cap, "a thread and a timer per held connection at most"
+        held = [c for c, done in zip(clients, closed) if not done]
+        # They go on trickling, a byte every half second: cut at the deadline of the request, not kept by each read.
+        started = time.monotonic()
+        ended = {}
+        while len(ended) < cap and time.monotonic() - started < 8:
+            for index, client in enumerate(held):
+                if index in ended:
+                    continue
+                try:
+                    client.sendall(request[1:2])
+                    client.settimeout(0.05)
+                    if client.recv(1) == b"":
+                        ended[index] = time.monotonic() - started
+                except socket.timeout:
+                    pass
+                except OSError:
+                    ended[index] = time.monotonic() - started
+            time.sleep(0.5)
+        assert len(ended) == cap and max(ended.values()) < 4, ended
+        page = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10).read().decode()
+        assert "rdma_exporter_devices" in page
+    finally:
+        for client in clients:
+            client.close()
+        server.shutdown()
+
+
 def test_virtual_functions_are_left_out_unless_asked_and_devices_can_be_selected(rxe_tree):
     """136 visible devices (128 VFs) made 17,680 series on one node: VFs are left out by default."""
     dev = os.path.join(rxe_tree, "class", "infiniband", "rxe0")
