@@ -159,3 +159,16 @@ def test_validation_without_the_switches_read_needs_no_switch_known_hosts(tmp_pa
     rc, task = preflight(lab, ["-e", "roce_validate_switches=false"], playbook="validate", env=env)
     assert rc == 0, task.get("msg")
     assert task["stages"]["validate_switches"] == [] and task["stages"]["validate"]
+
+
+def test_a_host_that_only_pins_firmware_versions_is_checked(tmp_path):
+    """playbooks/host.yml runs nic_firmware where nic_firmware_settings or nic_firmware_versions is set; the preflight
+    checked the role only where the first was, so a host pinning firmware versions alone went unchecked and its
+    mistake surfaced at the burn. Now it is named before anything connects."""
+    inventory, extra = prepared(os.path.join(REPO, "inventories", "examples", "small_site"), tmp_path)
+    extra += ["-e", json.dumps(dict(nic_firmware_versions={"MT_0000000436": dict(version="22.43.1014")},
+                                    nic_firmware_version_policy="latest"))]
+    rc, task = preflight(inventory, extra, playbook="host")
+    assert rc != 0 and task["failed"], task
+    errors = [message for host, (errs, _warns) in findings(task).items() for message in errs]
+    assert errors and all("nic_firmware_version_policy" in message for message in errors), errors

@@ -94,16 +94,24 @@ def _has(name):
     return check
 
 
+def _any(*names):
+    def check(values):
+        return any(bool(values.get(name)) for name in names)
+    check.__doc__ = "one of %s is set and not empty" % ", ".join(names)
+    return check
+
+
 def _nvme(values):
     return bool(values.get("nvme_scratch_drives")) or values.get("nvme_scratch_state") == "absent"
 
 
 # stage -> (the variable naming its hosts, its default group, [(role, entry point, runs on a host when)]). The
-# conditions are the playbooks' own; a role that does not run on a host has only its names checked there.
+# conditions are the playbooks' own (tests/inventory/test_preflight_stages.py holds each against every playbook's
+# when: on every shipped inventory); a role that does not run on a host has only its names checked there.
 STAGES = {
     "switch": ("roce_switch_hosts", "roce_switches", [("roce_switch", "main", _always)]),
     "host": ("roce_gpu_hosts", "gpu_nodes", [
-        ("nic_firmware", "main", _has("nic_firmware_settings")), ("rdma_host", "main", _always),
+        ("nic_firmware", "main", _any("nic_firmware_settings", "nic_firmware_versions")), ("rdma_host", "main", _always),
         ("nic_qos", "main", _always), ("sriov", "main", _always), ("nvme_scratch", "main", _nvme),
         ("host_reboot", "main", _always)]),
     "firmware": ("roce_firmware_hosts", "gpu_nodes", [
