@@ -16,7 +16,8 @@ judged under load only: idle GPUs and NICs train down to save power, which is no
 The kernel says what a device's link can carry when its driver probes it (``pcie_print_link_status``, in the kernel
 log: ``<n> Gb/s available PCIe bandwidth (<speed> PCIe x<w> link)``, or ``..., limited by <speed> PCIe x<w> link at
 <BDF> (capable of <n> Gb/s with <speed> PCIe x<w> link)`` when a link on its path is slower or narrower, naming
-that link's upstream device); ``kernel_limits`` reads those lines.
+that link's upstream device; older kernels print ``8 GT/s x8``, without ``PCIe``); ``kernel_limits`` reads those
+lines in both wordings.
 """
 
 from __future__ import annotations
@@ -32,11 +33,13 @@ __all__ = ["parse_link_speed", "parse_link_width", "link_state", "link_files", "
 
 BDF = r"[0-9a-fA-F]{4,}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
 SPEED = r"[0-9.]+ GT/s|Unknown(?: speed)?|unknown"
+# Older kernels print the speed as ``8 GT/s`` and without the word ``PCIe`` (``limited by 5 GT/s x4 link at ...
+# (capable of 63.008 Gb/s with 8 GT/s x8 link)``); newer ones ``8.0 GT/s PCIe x8``: both are read.
 KERNEL_LINK_RE = re.compile(
     r"(?P<bdf>%(bdf)s): (?P<avail>[0-9.]+) Gb/s available PCIe bandwidth(?:"
-    r", limited by (?P<speed>%(speed)s) PCIe x(?P<width>\d+) link at (?P<at>%(bdf)s|<unknown>)"
-    r" \(capable of (?P<cap>[0-9.]+) Gb/s with (?P<cap_speed>%(speed)s) PCIe x(?P<cap_width>\d+) link\)"
-    r"| \((?P<ok_speed>%(speed)s) PCIe x(?P<ok_width>\d+) link\))" % dict(bdf=BDF, speed=SPEED))
+    r", limited by (?P<speed>%(speed)s)(?: PCIe)? x(?P<width>\d+) link at (?P<at>%(bdf)s|<unknown>)"
+    r" \(capable of (?P<cap>[0-9.]+) Gb/s with (?P<cap_speed>%(speed)s)(?: PCIe)? x(?P<cap_width>\d+) link\)"
+    r"| \((?P<ok_speed>%(speed)s)(?: PCIe)? x(?P<ok_width>\d+) link\))" % dict(bdf=BDF, speed=SPEED))
 
 
 def _speed(text):

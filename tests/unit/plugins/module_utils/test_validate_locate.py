@@ -99,6 +99,17 @@ def test_the_kernel_s_word_on_a_narrower_link_names_the_pcie_link_where_it_is_li
     assert locate.endpoint_evidence("gpu01/r0", WIRING, {"pcie": {"kernel": dict(limited, width=16, speed=2.5)}}, {}) == []
 
 
+def test_the_kernel_s_older_wording_of_a_narrower_link_names_the_pcie_link_too():
+    """Older kernels print the speed as ``5 GT/s`` and without ``PCIe`` (a ConnectX-4 Lx limited to x4 at 5 GT/s,
+    capable of x8 at 8 GT/s: Xilinx's published dmesg). It was not read, so a narrowed NIC link gave no finding."""
+    limited = pcie.kernel_limits(corpus.read(
+        "pcie", "kernel_bw_mlx5_cx4lx_5gt_x4_of_8gt_x8_old_wording_xilinx.txt"))["0000:01:00.0"]
+    found = locate.endpoint_evidence("gpu01/r0", WIRING, {"pcie": {"kernel": limited}}, {})
+    assert [(kind, part) for kind, part, _text in found] == [("pcie", "pcie_link")]
+    assert ("the kernel found its bandwidth limited by a x4 5.0 GT/s link at 0000:00:00.0 (capable of x8 8.0 GT/s, "
+            "16.0 of 63.008 Gb/s)") in found[0][2]
+
+
 @pytest.mark.parametrize("nic, port, part, alternatives", [
     ({"rx_crc_errors_phy": 400}, {"in_errors": 300}, "cable", []),
     ({"link_down_events_phy": 2}, {}, "cable", []),
