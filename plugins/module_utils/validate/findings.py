@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from ansible_collections.roce.fabric.plugins.module_utils.validate.locate import locate, rail_retests
+from ansible_collections.roce.fabric.plugins.module_utils.validate.locate import locate, rail_retests, unreported
 
 RAIL = "roce"
 PAIR_BW_TOOLS = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "rping")
@@ -233,6 +233,10 @@ def findings_of(tests, hosts, retest_tests=None, cabling=None, switch_counters=N
     if not rails:
         found = locate(fleet, {}, evidence, loss_rate=loss_rate)["findings"] if evidence["hosts"] else []
         return found, dict(pairs=0, note="no pair test ran: nothing to locate", switches=switches)
+    # What the rules could not read on each endpoint: a driver that does not print a counter says nothing of it.
+    not_reported = dict((name, gaps) for name, gaps in sorted(
+        (name, unreported(found)) for name, found in (evidence.get("endpoints") or {}).items()) if gaps)
+    gaps = dict(not_reported=not_reported) if not_reported else {}
     outcomes = retest_outcomes(retest_tests)
     result = locate(fleet, rails, evidence, retests=outcomes, loss_rate=loss_rate)
     summary = result["rails"].get(RAIL) or {}
@@ -247,9 +251,10 @@ def findings_of(tests, hosts, retest_tests=None, cabling=None, switch_counters=N
     retested = [dict(suspect=_endpoint(t["client"], t.get("client_device")),
                      anchor=_endpoint(t["server"], t.get("server_device")), status=t.get("status"), msg=t.get("msg"))
                 for t in retest_tests or []]
-    return result["findings"], dict(pairs=summary.get("pairs", 0), reference_gbps=summary.get("reference_gbps"),
-                                    suspects=suspects, transient=result["transient"], retests=retested,
-                                    unexplained=summary.get("unexplained", 0), note=note, switches=switches)
+    return result["findings"], dict(dict(pairs=summary.get("pairs", 0), reference_gbps=summary.get("reference_gbps"),
+                                         suspects=suspects, transient=result["transient"], retests=retested,
+                                         unexplained=summary.get("unexplained", 0), note=note, switches=switches),
+                                    **gaps)
 
 
 def pair_matrix(tests, findings, reference_gbps=None, bw_fraction=0.93, limit=64):

@@ -202,9 +202,37 @@ def _sum(counters, names):
     return sum(int((counters or {}).get(name) or 0) for name in names)
 
 
+def _pause_names(counters):
+    return [name for name in (counters or {})
+            if name.startswith("tx_prio") and name.endswith("_pause") or name == "tx_pause_ctrl_phy"]
+
+
 def _pause_sent(counters):
-    return sum(int(value or 0) for name, value in (counters or {}).items()
-               if name.startswith("tx_prio") and name.endswith("_pause") or name == "tx_pause_ctrl_phy")
+    return sum(int((counters or {}).get(name) or 0) for name in _pause_names(counters))
+
+
+# The rules of endpoint_evidence that read the NIC's ethtool -S counters, and the counters each needs (any one).
+NIC_RULES = (
+    ("nic_rx", "receive physical errors", RX_PHY_ERRORS + ("rx_corrected_bits_phy",)),
+    ("host_rx", "receive discards, pause storms and pauses sent", HOST_CONGESTION + ("tx_prio0..7_pause",
+                                                                                   "tx_pause_ctrl_phy")),
+    ("pcie", "PCIe signal integrity and buffer overflows at the NIC", PCI_SIGNAL),
+)
+
+
+def unreported(found):
+    """What the rules could not read on an endpoint: ``{rule: text}`` for each rule of NIC_RULES none of whose
+    counters its NIC printed (a driver's counters differ; what it did not print is not zero). {} without a NIC
+    reading at all (nothing was read, not nothing printed)."""
+    nic = (found or {}).get("nic")
+    if not isinstance(nic, dict) or not nic:
+        return {}
+    out = {}
+    for rule, what, names in NIC_RULES:
+        printed = [name for name in names if name in nic] + (_pause_names(nic) if rule == "host_rx" else [])
+        if not printed:
+            out[rule] = "%s: not reported (its driver prints none of %s)" % (what, ", ".join(names))
+    return out
 
 
 def switch_rails(endpoints, readings):

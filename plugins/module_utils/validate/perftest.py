@@ -261,6 +261,42 @@ def parse_out_json(text, unit="MB/sec"):
     return dict(kind=kind, settings=settings, unit=unit if kind == "bw" else "usec", rows=[row], warnings=[])
 
 
+# What perftest prints when it turns the peak off by itself (perftest_parameters.c, since commit d34bf0f; earlier
+# releases turn it off without a word).
+NO_PEAK_WARNING = "BW peak won't be measured"
+
+
+def peak_measured(params, side, output=""):
+    """Whether perftest measured a BW peak in this run, or why not (``(True, None)`` / ``(False, why)``).
+
+    perftest sets its noPeak (perftest_parameters.c) for a run of a duration (``-D``: "When working with Duration"),
+    ``-N``/``--noPeak``, ``--run_infinitely``, the server of a receive-completion test (``ib_send_bw``) that is not
+    bidirectional, and a run of more than 20,000 iterations; it then prints a peak of 0.00, which is no measurement."""
+    extra = [str(arg) for arg in params.get("extra_args") or []]
+    if NO_PEAK_WARNING in (output or ""):
+        return False, "perftest says its BW peak was not measured in this run"
+    if params.get("duration"):
+        return False, "perftest measures no BW peak in a run of a duration (-D)"
+    if "-N" in extra or "--noPeak" in extra:
+        return False, "the run asked for no BW peak (-N)"
+    if "--run_infinitely" in extra:
+        return False, "perftest measures no BW peak when it runs without end (--run_infinitely)"
+    if side == "server" and params.get("tool") == "ib_send_bw" and "-b" not in extra and "--bidirectional" not in extra:
+        return False, "perftest measures no BW peak on the server of a send test"
+    if params.get("iterations") and int(params["iterations"]) > 20000:
+        return False, "perftest measures no BW peak past 20,000 iterations"
+    return True, None
+
+
+def without_peak(parsed, why):
+    """``parsed`` with every row's BW peak not reported (None) and why, where perftest measured none."""
+    for row in parsed.get("rows") or []:
+        if "bw_peak" in row:
+            row["bw_peak"] = row["bw_peak_gbps"] = None
+    parsed["peak"] = "not reported: %s" % why
+    return parsed
+
+
 def summarize(parsed):
     """Return the headline number of a parsed run: the largest message size's row.
 
@@ -377,6 +413,11 @@ def judge(params, output, rc):
         return True, None, "rping: %d pings verified" % parsed["pings"], parsed, None
     try:
         parsed = parse_perftest(output)
+        if parsed["kind"] == "bw":
+            side = "client" if params.get("mode") == "client" else "server"
+            measured, why = peak_measured(params, side, output)
+            if not measured:
+                parsed = without_peak(parsed, why)
     except PerftestParseError as exc:
         text = str(exc)
         if rc in (124, 137):

@@ -240,6 +240,8 @@ def merge_results(plan_result, side_results):
             result = side.get("result") or {}
             test["rows"] = result.get("rows") or []
             test["unit"] = result.get("unit")
+            if result.get("peak"):
+                test["peak"] = result["peak"]
     for test in tests:
         if test["status"] != "planned":
             continue
@@ -468,6 +470,14 @@ def render_html(report):
                     esc(str(finding.get("action"))), "<br>".join(
                         "%s: %s" % (esc(str(e.get("kind"))), esc(str(e.get("text")))) for e in finding.get("evidence") or [])))
             out.append("</table>")
+    not_reported = location.get("not_reported") or {}
+    if not_reported:
+        # What a NIC did not print is not reported, never zero: the rules that could not judge say so.
+        out.append("<h3>Not reported by the NICs</h3><ul>")
+        for endpoint in sorted(not_reported):
+            out.append("<li><code>%s</code>: %s</li>" % (esc(endpoint), "; ".join(
+                esc(text) for _rule, text in sorted(not_reported[endpoint].items()))))
+        out.append("</ul>")
     out.extend(matrix_html(pair_matrix(report.get("tests"), findings, location.get("reference_gbps"))))
     out.append("<h2>Hosts</h2><table><tr><th>host</th><th>status</th><th>check</th><th>result</th><th>command</th></tr>")
     for name in sorted(report["hosts"]):
@@ -494,8 +504,12 @@ def render_html(report):
             test["number"], esc(test["tool"]), esc(test["server"]), esc(test["client"])))
         rows = test.get("rows") or []
         if rows and "bw_average_gbps" in rows[0]:
-            out.append(svg_plot([("BW average", [(r["bytes"], r["bw_average_gbps"]) for r in rows]),
-                                 ("BW peak", [(r["bytes"], r["bw_peak_gbps"]) for r in rows])]))
+            # A peak perftest did not measure (a run of a duration) is not reported: no line drawn at zero.
+            peaks = [(r["bytes"], r.get("bw_peak_gbps")) for r in rows if r.get("bw_peak_gbps") is not None]
+            out.append(svg_plot([("BW average", [(r["bytes"], r["bw_average_gbps"]) for r in rows])]
+                                + ([("BW peak", peaks)] if peaks else [])))
+            if not peaks:
+                out.append("<p><em>BW peak: not reported (%s)</em></p>" % esc(test.get("peak") or "perftest measured none"))
         elif rows and "t_avg" in rows[0]:
             out.append(svg_plot([("t_avg", [(r["bytes"], r["t_avg"]) for r in rows])], y_label="usec"))
         for role in ("server", "client"):

@@ -121,6 +121,23 @@ def test_mlx5_rdma_bytes_are_the_basis_where_the_driver_counts_them():
     check = counters.traffic_check("ens1f0", before, after, 3, 26)
     # 99% of the RDMA bytes sent rode priority 3; the TCP bytes on priority 0 are not RDMA and do not count.
     assert check["status"] == "passed" and check["share"] == 0.99
-    assert "cnp_sent +3, cnp_handled +2" in check["msg"] and "rx 0, tx 5" in check["msg"]
+    assert "cnp_sent +3, cnp_handled +2" in check["msg"]
+    # No rx_prio3_pause in its counters: not reported, never 0.
+    assert "rx not reported, tx 5 (ethtool -S prints no rx_prio3_pause)" in check["msg"], check["msg"]
+    assert check["evidence"]["rx"]["pause"] is None and check["evidence"]["tx"]["pause"] == 5
     assert counters.traffic_check("ens1f0", before, after, 3, 26, min_share=0.995)["status"] == "failed"
     assert counters.traffic_check("ens1f0", before, after, 3, 26, min_bytes=20000000)["status"] == "skipped"
+
+
+def test_pause_counters_the_driver_does_not_print_are_not_reported_never_zero():
+    """mlx5 prints a priority's pause rows only once PFC is on for it (here a ConnectX port on kernel 6.5, the
+    published counters): the traffic check said "PFC pause frames on priority 0 rx 0, tx 0". Now it says the
+    driver did not print them. The before snapshot is the same port with every counter halved (its names are what
+    matter here)."""
+    after = counters.parse_ethtool_stats(corpus.read("counters", "ethtool_S_mlx5_6.5_netdev.txt"))
+    before = dict((name, value // 2) for name, value in after.items())
+    assert "rx_prio0_pause" not in after and "tx_prio0_pause" not in after
+    check = counters.traffic_check("enp1s0f0np0", dict(ethtool=before), dict(ethtool=after, driver="mlx5_core"), 0, 0)
+    assert "PFC pause frames on priority 0 rx not reported, tx not reported (ethtool -S prints no rx_prio0_pause, " \
+           "tx_prio0_pause)" in check["msg"], check["msg"]
+    assert check["evidence"]["rx"]["pause"] is None and check["evidence"]["tx"]["pause"] is None

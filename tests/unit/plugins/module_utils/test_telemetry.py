@@ -285,6 +285,8 @@ def test_clients_that_trickle_their_requests_hold_neither_threads_nor_connection
     """Clients sending a byte every few seconds held a thread each for as long as they went on (the timeout was per
     read: 31 threads at 40 s). Now a connection has one deadline for its request, and at most max_clients x 4
     connections are held: one more is closed at once, without a thread. A real scrape still gets its page."""
+    import http.client
+    import select
     import socket
     import threading
     import time
@@ -298,46 +300,49 @@ def test_clients_that_trickle_their_requests_hold_neither_threads_nor_connection
     port = probe.getsockname()[1]
     probe.close()
     before = threading.active_count()
-    server = program.serve(registry, "127.0.0.1", port, max_clients=1, deadline=2)
+    server = program.serve(registry, "127.0.0.1", port, max_clients=1, deadline=3)
     request = b"GET /metrics HTTP/1.1\r\nHost: x\r\n"
-    clients = []
+    cap = 1 * program.CONNECTIONS_PER_CLIENT
+    clients, closed_at = [], {}
     try:
+        started = time.monotonic()
         for _n in range(10):
             client = socket.create_connection(("127.0.0.1", port), timeout=5)
             client.sendall(request[:1])
+            client.setblocking(False)
             clients.append(client)
-        time.sleep(0.5)
-        cap = 1 * program.CONNECTIONS_PER_CLIENT
-        # The server took cap of them; it closed the others at once (they read the end of the stream).
-        closed = []
-        for client in clients:
-            client.settimeout(0.2)
-            try:
-                closed.append(client.recv(1) == b"")
-            except socket.timeout:
-                closed.append(False)
-        assert closed.count(False) == cap and closed.count(True) == 10 - cap, closed
-        assert threading.active_count() - before <= 1 + 2 * cap, "a thread and a timer per held connection at most"
-        held = [c for c, done in zip(clients, closed) if not done]
-        # They go on trickling, a byte every half second: cut at the deadline of the request, not kept by each read.
-        started = time.monotonic()
-        ended = {}
-        while len(ended) < cap and time.monotonic() - started < 8:
-            for index, client in enumerate(held):
-                if index in ended:
-                    continue
+        assert threading.active_count() - before <= 2 + 2 * cap, "a thread and a timer per held connection at most"
+        # Every connection goes on trickling a byte every half second; when does the server close each?
+        sent = 1
+        while len(closed_at) < len(clients) and time.monotonic() - started < 10:
+            readable, _w, _x = select.select([c for i, c in enumerate(clients) if i not in closed_at], [], [], 0.5)
+            for client in readable:
+                index = clients.index(client)
                 try:
-                    client.sendall(request[1:2])
-                    client.settimeout(0.05)
                     if client.recv(1) == b"":
-                        ended[index] = time.monotonic() - started
-                except socket.timeout:
-                    pass
+                        closed_at[index] = time.monotonic() - started
                 except OSError:
-                    ended[index] = time.monotonic() - started
-            time.sleep(0.5)
-        assert len(ended) == cap and max(ended.values()) < 4, ended
-        page = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10).read().decode()
+                    closed_at[index] = time.monotonic() - started
+            sent = min(sent + 1, len(request) - 1)
+            for index, client in enumerate(clients):
+                if index not in closed_at:
+                    try:
+                        client.send(request[sent:sent + 1])
+                    except OSError:
+                        closed_at[index] = time.monotonic() - started
+        at_once = sorted(t for t in closed_at.values() if t < 1.5)
+        later = sorted(t for t in closed_at.values() if t >= 1.5)
+        # The ones over the cap closed at once; the held ones cut at the deadline, while still sending.
+        assert len(at_once) == 10 - cap and len(later) == cap, closed_at
+        assert max(later) < 5.5, closed_at
+        # Once their threads have ended (a moment after the close), a real scrape gets its page.
+        page = ""
+        for _attempt in range(20):
+            try:
+                page = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10).read().decode()
+                break
+            except (OSError, http.client.HTTPException):
+                time.sleep(0.1)
         assert "rdma_exporter_devices" in page
     finally:
         for client in clients:

@@ -454,3 +454,17 @@ def test_a_switch_whose_lldp_table_was_read_is_listed_whether_or_not_it_heard_an
     # Read before the traffic, not after: read all the same (what it heard before is compared).
     reads = {"before": {"leaf01": {"ports": {}, "lldp": full}}, "after": {"leaf01": {"ports": {}, "lldp_error": "timed out"}}}
     assert switch_lldp_of(reads)[1:] == (["leaf01"], {})
+
+
+def test_the_report_names_what_each_endpoint_s_nic_did_not_print():
+    """A healthy run on NICs whose driver prints none of the physical and pause counters (virtio_net's real ethtool
+    -S): no finding, and the location says which rules could not read them, per endpoint; a port whose counters
+    were printed has no such note."""
+    from ansible_collections.roce.fabric.plugins.module_utils.qos import counters  # pylint: disable=import-outside-toplevel
+    virtio = counters.parse_ethtool_stats(corpus.read("counters", "ethtool_S_virtio_after.txt"))
+    findings, location = findings_of(merged(), hosts_with({"gpu01": virtio, "gpu02": {"rx_crc_errors_phy": 0,
+                                                                                      "rx_discards_phy": 0,
+                                                                                      "rx_pci_signal_integrity": 0}}))
+    assert findings == []
+    assert sorted(location["not_reported"]) == ["gpu01/mlx5_0"]
+    assert sorted(location["not_reported"]["gpu01/mlx5_0"]) == ["host_rx", "nic_rx", "pcie"]

@@ -353,3 +353,17 @@ def test_one_percent_lost_through_the_lab_s_leaf_names_the_sender_at_the_lab_s_r
         assert [e["kind"] for e in findings[0]["evidence"]] == ["rdma_tx", "peer_rx"]
     # The lab's socket link of before dropped up to 0.87 % by itself: at that rate this loss is not evidence.
     assert locate.locate(LAB_PAIR, pair, {"endpoints": readings}, loss_rate=0.01)["findings"] == []
+
+
+def test_a_rule_whose_counters_the_nic_does_not_print_says_so():
+    """virtio_net (the lab VM's, its real ethtool -S) prints none of the physical, pause and PCIe counters mlx5 does:
+    the rules that read them found nothing, which is no evidence of health. The report says which could not judge."""
+    from ansible_collections.roce.fabric.plugins.module_utils.qos import counters  # pylint: disable=import-outside-toplevel
+    virtio = counters.parse_ethtool_stats(corpus.read("counters", "ethtool_S_virtio_after.txt"))
+    gaps = locate.unreported({"nic": virtio})
+    assert sorted(gaps) == ["host_rx", "nic_rx", "pcie"]
+    assert gaps["host_rx"].startswith("receive discards, pause storms and pauses sent: not reported (its driver prints "
+                                      "none of rx_discards_phy, tx_pause_storm_warning_events")
+    mlx5 = counters.parse_ethtool_stats(corpus.read("counters", "ethtool_S_mlx5_6.5_netdev.txt"))
+    assert "host_rx" not in locate.unreported({"nic": mlx5}), "its discards and global pauses are printed"
+    assert locate.unreported({}) == {} and locate.unreported({"nic": {}}) == {}, "nothing read is not nothing printed"

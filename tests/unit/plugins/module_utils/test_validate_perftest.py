@@ -159,3 +159,24 @@ def test_a_tcp_listener_counts_only_when_the_servers_session_holds_it():
         other.wait()
         server.close()
     assert tcp_listening(port) is False
+
+
+def test_a_peak_perftest_did_not_measure_is_not_reported_never_zero():
+    """With a duration (-D, the role's default) perftest turns its BW peak off and prints 0.00 (the lab VM's real run:
+    ``BW peak 0.000000``); the report stored 0.0 and plotted a point at zero. Now the row's peak is None and the
+    result says why. A run of iterations keeps its measured peak."""
+    params = dict(tool="ib_write_bw", mode="client", duration=5, iterations=None, extra_args=[], min_bw_gbps=None,
+                  max_lat_usec=None, timeout=60, server="10.78.0.1")
+    passed, _cause, _msg, parsed, summary = pt.judge(params, corpus.read("perftest", "write_bw_rxe_softroce_client.txt"), 0)
+    assert passed and summary["value"] == 0.078174
+    assert parsed["rows"][0]["bw_peak"] is None and parsed["rows"][0]["bw_peak_gbps"] is None
+    assert parsed["peak"] == "not reported: perftest measures no BW peak in a run of a duration (-D)"
+    iterations = dict(params, duration=None, iterations=5000)
+    _passed, _cause, _msg, parsed, _summary = pt.judge(iterations, corpus.read("perftest", "write_bw_mlx5_gbits_100g.txt"), 0)
+    assert parsed["rows"][0]["bw_peak_gbps"] > 0 and "peak" not in parsed
+    # perftest's other cases of no peak (perftest_parameters.c): -N, a send test's server, more than 20,000 iterations.
+    for case, side in ((dict(iterations, extra_args=["-N"]), "client"), (dict(iterations, tool="ib_send_bw"), "server"),
+                       (dict(iterations, iterations=50000), "client")):
+        assert pt.peak_measured(case, side)[0] is False, case
+    assert pt.peak_measured(dict(iterations, tool="ib_send_bw", extra_args=["-b"]), "server") == (True, None)
+    assert pt.peak_measured(iterations, "client", " WARNING: BW peak won't be measured in this run.\n")[0] is False
