@@ -25,6 +25,16 @@ TOP_KEYS = ("DCGM GPU Diagnostic", "DCGM Diagnostic")
 TIMEOUTS = {1: 300, 2: 1200, 3: 3600, 4: 7200}
 
 
+# What each level adds to the one below it (DCGM's nvvs/src/NvidiaValidationSuite.cpp FillTestVectors: medium adds the
+# memory and pcie plugins, long the diagnostic, memory_bandwidth, targeted_stress and targeted_power ones, xlong
+# memtest and pulse_test); every level runs the software (Deployment) tests. Names as the plugins are named in the
+# JSON (DCGM 1.7 to 4.x); older releases printed titles ("GPU Memory", "Targeted Stress"), read by ``test_key``.
+LEVEL_TESTS = {1: ("software",), 2: ("memory", "pcie"),
+               3: ("diagnostic", "memory_bandwidth", "targeted_stress", "targeted_power"), 4: ("memtest", "pulse_test")}
+TITLES = {"gpu_memory": "memory", "pci_express": "pcie", "pcie_gpu_bandwidth": "pcie", "sm_diagnostic": "diagnostic"}
+RAN_STATUSES = ("PASS", "FAIL", "WARN")
+
+
 class DcgmError(ValueError):
     """Output that is not dcgmi diag's JSON."""
 
@@ -90,3 +100,36 @@ def verdict(parsed):
         problems.append("DCGM %s/%s failed on %s%s" % (result["category"], result["test"], where,
                                                        (": " + "; ".join(result["warnings"])) if result["warnings"] else ""))
     return sorted(failed_gpus), problems
+
+
+def test_key(result):
+    """The plugin name of a result's test (``software`` for the Deployment category's tests)."""
+    if str(result.get("category") or "").lower() in ("deployment", "software") or result.get("test") == "software":
+        return "software"
+    key = "_".join(str(result.get("test") or "").lower().replace("-", " ").split())
+    return TITLES.get(key, key)
+
+
+def coverage(parsed, level):
+    """Which of the tests a level-``level`` run asks for ran: ``{"ran", "skipped", "not_run"}``, each a list of
+    plugin names. A test ran where one of its results passed, failed or warned; one whose results were all skipped
+    (a GPU or an environment it does not support) did not, nor did one DCGM printed no result for: neither is
+    passed."""
+    try:
+        level = int(level)
+    except (TypeError, ValueError):
+        level = 1
+    asked = [name for lvl in sorted(LEVEL_TESTS) if lvl <= level for name in LEVEL_TESTS[lvl]]
+    statuses = {}
+    for result in parsed.get("results") or []:
+        statuses.setdefault(test_key(result), []).append(result["status"])
+    out = dict(ran=[], skipped=[], not_run=[])
+    for name in asked:
+        seen = statuses.get(name)
+        if not seen:
+            out["not_run"].append(name)
+        elif [status for status in seen if status in RAN_STATUSES]:
+            out["ran"].append(name)
+        else:
+            out["skipped"].append(name)
+    return out

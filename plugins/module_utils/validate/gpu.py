@@ -198,7 +198,8 @@ def health_rows(gpus):
 
 def dcgm_reading(run):
     """``(record, problems, note)`` of the DCGM diagnostics gpu_health.py ran (its ``dcgm``: ``level``, ``found``,
-    ``rc``, ``output``, ``timed_out``): the check's ``dcgm`` (``level``, ``ran``, ``version``, ``failed_gpus``), the
+    ``rc``, ``output``, ``timed_out``): the check's ``dcgm`` (``level``, ``ran``, ``version``, ``failed_gpus``,
+    ``tests``: which of the level's tests ran, were skipped or were not run, ``dcgm.coverage``), the
     failures (module_utils/validate/dcgm.py verdict) and a note for a passed check; ``(None, [], "")`` when it was not
     asked for."""
     if not isinstance(run, dict) or not run.get("level"):
@@ -215,8 +216,14 @@ def dcgm_reading(run):
         return dict(level=level, ran=False), ["DCGM diagnostics level %s did not run (rc %s; is nv-hostengine, the "
                                               "nvidia-dcgm service, running?): %s" % (level, run.get("rc"), exc)], ""
     failed, problems = dcgm.verdict(parsed)
-    record = dict(level=level, ran=True, version=parsed["version"], failed_gpus=failed)
-    return record, problems, "DCGM %s level %s: %d results passed" % (parsed["version"], level, len(parsed["results"]))
+    tests = dcgm.coverage(parsed, level)
+    record = dict(level=level, ran=True, version=parsed["version"], failed_gpus=failed, tests=tests)
+    note = "DCGM %s level %s: %s ran" % (parsed["version"], level, ", ".join(tests["ran"]) or "no test")
+    missing = [("%s skipped" % ", ".join(tests["skipped"])) if tests["skipped"] else "",
+               ("%s not run (no result)" % ", ".join(tests["not_run"])) if tests["not_run"] else ""]
+    if any(missing):
+        note += "; %s" % "; ".join(part for part in missing if part)
+    return record, problems, note
 
 
 def health_check(run, h2d_min_gbps, command=""):
@@ -246,11 +253,14 @@ def health_check(run, h2d_min_gbps, command=""):
     if reading is not None:
         record["dcgm"] = reading
     if problems:
-        return dict(record, status="failed", msg="; ".join(problems), gpus=gpus)
+        return dict(record, status="failed", msg="; ".join(problems + ([note] if note else [])), gpus=gpus)
     summary = []
     for gpu in gpus:
         pinned = (gpu.get("copy") or {}).get("pinned") or {}
         summary.append("GPU%s h2d %s d2h %s GB/s (NUMA %s), ECC uncorrected %s" % (
             gpu.get("index", "?"), pinned.get("h2d", "?"), pinned.get("d2h", "?"), gpu.get("numa_node"),
             (gpu.get("ecc") or {}).get("uncorrected")))
-    return dict(record, status="passed", msg="; ".join(summary + ([note] if note else [])), gpus=gpus)
+    # A level asked for whose tests did not all run is not passed: those tests are not run (the check says which).
+    tests = (reading or {}).get("tests") or {}
+    status = "not_run" if tests.get("skipped") or tests.get("not_run") else "passed"
+    return dict(record, status=status, msg="; ".join(summary + ([note] if note else [])), gpus=gpus)

@@ -157,11 +157,13 @@ def test_the_gpu_health_check_carries_dcgms_verdict():
     data = json.loads(fixture("gpu_health_h200x2.json"))
     clean = dict(data, dcgm=dict(level=1, found=True, rc=0, output=corpus.read("gpu", "dcgmi_diag_r1_json_3.1.0.txt")))
     record = gpu.health_check(health_run(clean), 20, "gpu_health.py")
-    assert record["status"] == "passed" and record["msg"].endswith("; DCGM 3.1.0 level 1: 17 results passed")
-    assert record["dcgm"] == dict(level=1, ran=True, version="3.1.0", failed_gpus=[])
+    assert record["status"] == "passed" and record["msg"].endswith("; DCGM 3.1.0 level 1: software ran")
+    assert record["dcgm"] == dict(level=1, ran=True, version="3.1.0", failed_gpus=[],
+                                  tests=dict(ran=["software"], skipped=[], not_run=[]))
     bad = dict(data, dcgm=dict(clean["dcgm"], rc=226, output=corpus.read("gpu", "dcgmi_diag_r1_json_3.1.0_gpu3_fail.txt")))
     record = gpu.health_check(health_run(bad), 20, "gpu_health.py")
-    assert record["status"] == "failed" and record["msg"] == "DCGM Custom/software failed on GPU 3"
+    assert record["status"] == "failed" and record["msg"] == ("DCGM Custom/software failed on GPU 3; DCGM 3.1.0 level 1: "
+                                                              "software ran")
     assert record["dcgm"]["failed_gpus"] == [3]
     missing = gpu.health_check(health_run(dict(data, dcgm=dict(level=1, found=False))), 20, "gpu_health.py")
     assert missing["status"] == "passed" and missing["msg"].endswith("; dcgmi is not installed: DCGM diagnostics (level 1) not run")
@@ -172,6 +174,29 @@ def test_the_gpu_health_check_carries_dcgms_verdict():
     late = gpu.health_check(health_run(dict(data, dcgm=dict(level=3, found=True, timed_out=True))), 20, "x")
     assert late["msg"] == "DCGM diagnostics level 3 did not end within 3600 s"
     assert "dcgm" not in gpu.health_check(health_run(), 20, "gpu_health.py")
+
+
+def test_a_level_whose_tests_did_not_all_run_is_not_passed():
+    """A level-2 request whose memory and PCIe results are absent (DCGM printed only its software tests) passed as if
+    they had run. Now the check says which of the level's tests ran, and is not run, not passed. DCGM's own sample
+    of a long (level 3) run: memory and pcie ran (sm_stress failed three GPUs), diagnostic, memory_bandwidth,
+    targeted_stress and targeted_power were skipped on every GPU: those are not passed either."""
+    short = dcgm.parse_diag(corpus.read("gpu", "dcgmi_diag_r1_json_3.1.0.txt"))
+    assert dcgm.coverage(short, 1) == dict(ran=["software"], skipped=[], not_run=[])
+    assert dcgm.coverage(short, 2) == dict(ran=["software"], skipped=[], not_run=["memory", "pcie"])
+    data = json.loads(fixture("gpu_health_h200x2.json"))
+    asked = dict(data, dcgm=dict(level=2, found=True, rc=0, output=corpus.read("gpu", "dcgmi_diag_r1_json_3.1.0.txt")))
+    record = gpu.health_check(health_run(asked), 20, "gpu_health.py")
+    assert record["status"] == "not_run", record
+    assert record["msg"].endswith("; DCGM 3.1.0 level 2: software ran; memory, pcie not run (no result)")
+    assert record["dcgm"]["tests"]["not_run"] == ["memory", "pcie"]
+    long_run = dcgm.parse_diag(corpus.read("gpu", "dcgmi_diag_r3_json_1.7_dcgm_sample.txt"))
+    assert dcgm.coverage(long_run, 3) == dict(ran=["software", "memory", "pcie"], not_run=[], skipped=[
+        "diagnostic", "memory_bandwidth", "targeted_stress", "targeted_power"])
+    assert dcgm.coverage(long_run, 4)["not_run"] == ["memtest", "pulse_test"]
+    # Titles of older releases are read as their plugins.
+    assert dcgm.test_key(dict(category="Hardware", test="GPU Memory")) == "memory"
+    assert dcgm.test_key(dict(category="Performance", test="Targeted Stress")) == "targeted_stress"
 
 
 def test_dcgm_4_names_each_results_entity():
