@@ -394,7 +394,8 @@ def lldp_table(socket_path):
                 port = (interface.get("port") or [{}])[0]
                 host = ((chassis.get("name") or [{}])[0]).get("value") or ""
                 port_id = ((port.get("id") or [{}])[0]).get("value") or ""
-                if interface.get("name") and host:
+                # A neighbour that sends no system name is listed with its port ID and an empty host.
+                if interface.get("name") and (host or port_id):
                     rows.append((interface["name"], "", "swp", host, port_id))
     rows.sort(key=lambda row: [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", row[0])])
     return nv_table(LLDP_COLUMNS, rows)

@@ -9,12 +9,14 @@ Run: python3 -m pytest -q -p no:cacheprovider lab/nvue/test_nvuesim.py
 """
 
 import base64
+import importlib.util
 import json
 import os
 import shutil
 import signal
 import socket
 import ssl
+import struct
 import subprocess
 import sys
 import tempfile
@@ -287,6 +289,59 @@ def test_nv_show_interface_lldp_lists_what_the_lab_leaf_of_the_switch_hears():
             host_lldpd.wait(timeout=10)
         # The cable out first (both ends of a veth go at once; a namespace's removal frees them later).
         _ip("-n", host_ns, "link", "del", "ens1np0")
+        _ip("netns", "del", host_ns)
+        leaf.remove_unused(lab)
+        shutil.rmtree(lab, ignore_errors=True)
+    assert _ip("netns", "pids", leaf.namespace(name)).returncode != 0
+
+
+def lldp_frame(mac):
+    """An LLDP frame with a chassis ID and a port ID (both ``mac``) and a TTL, and no system name: what a NIC's
+    firmware LLDP agent sends (IEEE 802.1AB TLVs: 1 chassis ID, subtype 4 MAC; 2 port ID, subtype 3 MAC; 3 TTL)."""
+    raw = bytes.fromhex(mac.replace(":", ""))
+
+    def tlv(kind, value):
+        return struct.pack("!H", (kind << 9) | len(value)) + value
+    payload = tlv(1, b"\x04" + raw) + tlv(2, b"\x03" + raw) + tlv(3, struct.pack("!H", 120)) + tlv(0, b"")
+    frame = bytes.fromhex("0180c200000e") + raw + struct.pack("!H", 0x88CC) + payload
+    return frame + b"\x00" * max(0, 60 - len(frame))
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("lldpd"), reason="a leaf needs root, ip netns and lldpd")
+def test_a_neighbour_without_a_system_name_is_listed_by_its_port_id():
+    """A NIC that sends only its MAC as chassis and port ID (no system name) cabled into the leaf's swp4: the leaf's
+    real lldpd hears it, and ``nv show interface lldp`` lists it with an empty Remote Host and its MAC as Remote Port;
+    the collection's parser keeps it (it dropped such rows, and with them the port the cabling check compares)."""
+    tag = os.getpid() % 100000
+    name, host_ns, link = "tn%d" % tag, "tnh%d" % tag, "tnv%d" % tag
+    lab = tempfile.mkdtemp(prefix="tn", dir="/tmp")
+    os.chmod(lab, 0o755)
+    socket_path = leaf.socket_path(lab, name)
+    mac = "0c:42:a1:%02x:%02x:07" % (tag // 256 % 256, tag % 256)
+    try:
+        assert _ip("netns", "add", host_ns).returncode == 0
+        assert _ip("link", "add", link, "type", "veth", "peer", "name", "ens4np0", "netns", host_ns).returncode == 0
+        leaf.plug(lab, link, name, "swp4")
+        _ip("-n", host_ns, "link", "set", "ens4np0", "address", mac)
+        _ip("-n", host_ns, "link", "set", "ens4np0", "up")
+        send = ("import socket, sys; s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW); s.bind(('ens4np0', 0)); "
+                "s.send(bytes.fromhex(sys.argv[1]))")
+        deadline, rows = time.time() + 30, []
+        while time.time() < deadline and not rows:
+            subprocess.run(["ip", "netns", "exec", host_ns, sys.executable, "-c", send, lldp_frame(mac).hex()],
+                           check=True, timeout=10)
+            rows = [line for line in nvuesim.lldp_table(socket_path).splitlines()[2:] if line.strip()]
+            time.sleep(0.5)
+        assert [line.split() for line in rows] == [["swp4", "swp", mac]], rows
+        # The collection's own parser of the table (standard library only: loaded from its file).
+        spec = importlib.util.spec_from_file_location("nvue_parsers", os.path.join(
+            HERE, "..", "..", "plugins", "module_utils", "nvue", "parsers.py"))
+        parsers = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(parsers)
+        table = parsers.lldp_neighbours(nvuesim.lldp_table(socket_path))
+        assert table == {"swp4": dict(host=None, port=mac, speed="", type="swp")}, table
+    finally:
+        _ip("-n", host_ns, "link", "del", "ens4np0")
         _ip("netns", "del", host_ns)
         leaf.remove_unused(lab)
         shutil.rmtree(lab, ignore_errors=True)

@@ -366,12 +366,14 @@ def read_table(text, first_column, columns, what):
 
 def lldp_neighbours(text):
     """Cumulus Linux's ``nv show interface lldp`` table (NVUE 5.x): ``{interface: {host, port, speed, type}}`` for
-    each interface with a neighbour."""
+    each interface with a neighbour; a neighbour that sends no system name has ``host`` None and is kept (its port
+    ID, a NIC's MAC address, is what the cabling check compares)."""
     out = {}
     for row in read_table(text, "Interface", ("interface", "speed", "type", "host", "port"),
                           "nv show interface lldp"):
-        if row["interface"] and row["host"]:
-            out[row["interface"]] = dict(host=row["host"], port=row["port"], speed=row["speed"], type=row["type"])
+        if row["interface"] and (row["host"] or row["port"]):
+            out[row["interface"]] = dict(host=row["host"] or None, port=row["port"] or None, speed=row["speed"],
+                                         type=row["type"])
     return out
 
 

@@ -70,8 +70,11 @@ def switch_lldp_of(switch_counters):
                 unread.pop(switch, None)
                 read_ok.add(switch)
                 for port, neighbour in read["lldp"].items():
-                    if isinstance(neighbour, dict) and neighbour.get("host"):
-                        heard["%s/%s" % (switch, port)] = dict(host=neighbour["host"], port=neighbour.get("port"))
+                    # A neighbour without a system name (a NIC's firmware agent sends only its MAC as port ID) is
+                    # kept: its port ID is what the cabling check compares.
+                    if isinstance(neighbour, dict) and (neighbour.get("host") or neighbour.get("port")):
+                        heard["%s/%s" % (switch, port)] = dict(host=neighbour.get("host") or None,
+                                                               port=neighbour.get("port") or None)
             elif (read or {}).get("lldp_error") and switch not in read_ok:
                 unread[switch] = read["lldp_error"]
     return heard, sorted(read_ok), unread
@@ -140,8 +143,11 @@ def run_inputs(tests, hosts, cabling=None, switch_ports=None, addresses=None, sw
             if isinstance(check.get("window_s"), (int, float)):
                 windows.append(float(check["window_s"]))
             # The switch port LLDP hears on it (traffic_window), against the plan's.
-            if isinstance(check.get("lldp"), dict) and check["lldp"].get("switch"):
-                readings[name]["lldp"] = dict(switch=check["lldp"]["switch"], port=check["lldp"].get("port"))
+            # A neighbour that sends no system name comes with its port and chassis ID alone (locate holds the port
+            # against the plan).
+            if isinstance(check.get("lldp"), dict) and (check["lldp"].get("switch") or check["lldp"].get("port")):
+                readings[name]["lldp"] = dict(switch=check["lldp"].get("switch"), port=check["lldp"].get("port"),
+                                              chassis_id=check["lldp"].get("chassis_id"))
             planned = ((cabling or {}).get(wiring["host"]) or {}).get(check.get("netdev")) or {}
             if planned.get("switch"):
                 wiring.update(switch=planned["switch"], switch_port=planned.get("port"))

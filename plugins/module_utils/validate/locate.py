@@ -402,7 +402,14 @@ def endpoint_evidence(endpoint, wiring, found, switch_ports, rail_mtu=None, wind
     lldp = (found or {}).get("lldp")
     # A switch the wiring took from LLDP itself (no cabling plan) is no plan to compare LLDP with.
     planned = (wiring.get("switch"), wiring.get("switch_port")) if wiring.get("planned", True) else (None, None)
-    if lldp and planned[0] and (lldp.get("switch"), lldp.get("port")) != planned:
+    if lldp and planned[0] and not lldp.get("switch"):
+        # A neighbour that sends no system name: its port alone can be held against the plan.
+        if lldp.get("port") and lldp["port"] != planned[1]:
+            out.append(("lldp", "miswire", "LLDP: %s hears port %s of a neighbour that sends no system name (chassis "
+                                           "%s), the plan says %s %s" % (endpoint, lldp["port"],
+                                                                         lldp.get("chassis_id") or "?", planned[0],
+                                                                         planned[1])))
+    elif lldp and planned[0] and (lldp.get("switch"), lldp.get("port")) != planned:
         out.append(("lldp", "miswire", "LLDP: %s is plugged into %s %s, the plan says %s %s"
                     % (endpoint, lldp.get("switch"), lldp.get("port"), planned[0], planned[1])))
     elif lldp and not planned[0] and rails_of_switches:

@@ -42,8 +42,9 @@ def snapshots(module, ports):
 
 
 def lldp_neighbours(module, ports):
-    """Each port's LLDP neighbour as the host's lldpd hears it, ``{netdev: {switch, port}}``: none without lldpcli,
-    when lldpd does not answer, or for a port that hears no switch."""
+    """Each port's LLDP neighbour as the host's lldpd hears it, ``{netdev: {switch, port, chassis_id}}`` (``switch``
+    None for a neighbour that sends no system name): none without lldpcli, when lldpd does not answer, or for a port
+    that hears nothing."""
     tool = module.get_bin_path("lldpcli") if module.params["lldp"] else None
     if not tool:
         return {}
@@ -57,8 +58,11 @@ def lldp_neighbours(module, ports):
     found = {}
     for port in ports:
         neighbour = heard.get(port["netdev"]) or {}
-        if neighbour.get("switch"):
-            found[port["netdev"]] = dict(switch=neighbour["switch"], port=neighbour.get("port"))
+        # A neighbour that sends no system name (a NIC's firmware agent, a media converter) is kept: its port ID
+        # and chassis ID are what the cabling check compares.
+        if neighbour.get("switch") or neighbour.get("port") or neighbour.get("chassis_id"):
+            found[port["netdev"]] = dict(switch=neighbour.get("switch"), port=neighbour.get("port"),
+                                         chassis_id=neighbour.get("chassis_id"))
     return found
 
 

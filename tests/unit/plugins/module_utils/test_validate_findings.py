@@ -14,7 +14,7 @@ import pytest
 
 from ansible_collections.roce.fabric.plugins.module_utils.nvue import parsers as nvue_parsers
 from ansible_collections.roce.fabric.plugins.module_utils.qos import counters
-from ansible_collections.roce.fabric.plugins.module_utils.validate import junit, nccl, nccl_ras, plan
+from ansible_collections.roce.fabric.plugins.module_utils.validate import junit, lldp, nccl, nccl_ras, plan
 from ansible_collections.roce.fabric.plugins.module_utils.validate.findings import (
     cabling_ports,
     findings_of,
@@ -468,3 +468,35 @@ def test_the_report_names_what_each_endpoint_s_nic_did_not_print():
     assert findings == []
     assert sorted(location["not_reported"]) == ["gpu01/mlx5_0"]
     assert sorted(location["not_reported"]["gpu01/mlx5_0"]) == ["host_rx", "nic_rx", "pcie"]
+
+
+def test_neighbours_without_a_system_name_are_kept_on_both_sides_for_the_cabling_check():
+    """A NIC's firmware LLDP agent sends its MAC as port ID and no system name: the switch's table lists it with an
+    empty host (derived from NVIDIA's sample: swp2's host blank). It was dropped, so the cabling check never saw the
+    port. Now the switch side compares the MAC: server02's own keeps it clean, another's is a miswire. On the host
+    side, a neighbour without a system name is held against the plan by its port."""
+    table = nvue_parsers.lldp_neighbours(corpus.read("lldp", "nv_show_interface_lldp_cl5_no_system_name_derived.txt"))
+    assert table["swp2"]["host"] is None and table["swp2"]["port"] == "48:b0:2d:86:c1:f8"
+    reads = {"after": {"leaf01": {"ports": {}, "lldp": table}}}
+    heard, _read, _unread = switch_lldp_of(reads)
+    assert heard["leaf01/swp2"] == dict(host=None, port="48:b0:2d:86:c1:f8")
+    hosts = dict((("server02" if h == "gpu02" else h), v) for h, v in hosts_with().items())
+    tests = [dict(t, server="server02" if t["server"] == "gpu02" else t["server"],
+                  client="server02" if t["client"] == "gpu02" else t["client"]) for t in merged()]
+    cabling = {"server02": {"ens1f0np0": {"switch": "leaf01", "port": "swp2"}}}
+    hosts["server02"]["checks"][0]["mac"] = "48:b0:2d:86:c1:f8"
+    assert findings_of(tests, hosts, cabling=cabling, switch_counters=reads)[0] == []
+    hosts["server02"]["checks"][0]["mac"] = "48:b0:2d:08:de:37"
+    found = findings_of(tests, hosts, cabling=cabling, switch_counters=reads)[0]
+    assert [(f["part"], f["id"]) for f in found] == [("miswire", "server02/mlx5_0")], found
+    # The host side: its NIC hears a neighbour without a system name (lldpd's real answer for such a frame).
+    neighbour = lldp.parse_neighbors(corpus.read("lldp", "lldpcli_json0_mac_only_neighbour_1.0.16.txt"))["swp7"]
+    hosts = hosts_with()
+    hosts["gpu03"]["checks"][0]["lldp"] = dict(switch=neighbour["switch"], port=neighbour["port"],
+                                               chassis_id=neighbour["chassis_id"])
+    cabling = {"gpu03": {"ens1f0np0": {"switch": "leaf01", "port": "swp3"}}}
+    found = findings_of(merged(), hosts, cabling=cabling)[0]
+    assert [(f["part"], f["id"]) for f in found] == [("miswire", "gpu03/mlx5_0")], found
+    assert found[0]["evidence"][0]["text"] == ("LLDP: gpu03/mlx5_0 hears port 0c:42:a1:11:22:33 of a neighbour that "
+                                               "sends no system name (chassis 0c:42:a1:11:22:33), the plan says "
+                                               "leaf01 swp3")

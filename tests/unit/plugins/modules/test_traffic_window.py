@@ -185,7 +185,8 @@ def test_each_check_carries_the_switch_port_lldp_hears_on_its_port(tmp_path):
         opened = run_module(traffic_window.main, dict(args, state="open"))
         closed = run_module(traffic_window.main, dict(args, state="close", before=opened["counters"], contract={}))
         off = run_module(traffic_window.main, dict(args, state="close", before=opened["counters"], contract={}, lldp=False))
-    assert closed["checks"][0]["lldp"] == dict(switch="leaf-r0-0", port="swp1"), closed["checks"][0]
+    assert closed["checks"][0]["lldp"] == dict(switch="leaf-r0-0", port="swp1", chassis_id="56:da:ac:79:56:12"), \
+        closed["checks"][0]
     lldpcli = [c.args[0] for c in runner.call_args_list if "/usr/sbin/lldpcli" in c.args[0]]
     # Once, bounded by the command timeout (coreutils timeout where the host has it).
     assert len(lldpcli) == 1 and lldpcli[0][-6:] == ["/usr/sbin/lldpcli", "-f", "json0", "show", "neighbors", "details"], lldpcli
@@ -194,6 +195,25 @@ def test_each_check_carries_the_switch_port_lldp_hears_on_its_port(tmp_path):
                                                   side_effect=lambda name, *a, **k: None if name == "lldpcli" else "/usr/sbin/" + name):
         closed = run_module(traffic_window.main, dict(args, state="close", before=opened["counters"], contract={}))
     assert "lldp" not in closed["checks"][0] and closed["checks"][0]["name"] == "traffic ens1np0"
+
+
+def test_a_neighbour_that_sends_no_system_name_is_kept_with_its_port_id(tmp_path):
+    """A neighbour whose LLDP carries only a chassis ID and a port ID (both its MAC address: a NIC's firmware agent;
+    lldpd's real answer, captured) was dropped, so its port never reached the cabling check. Now it is kept."""
+    root = tmp_path / "root"
+    (root / "sys" / "class" / "net" / "swp7").mkdir(parents=True)
+    ethtool = corpus.read("counters", "ethtool_S_virtio_before.txt")
+    neighbours = corpus.read("lldp", "lldpcli_json0_mac_only_neighbour_1.0.16.txt")
+
+    def run(argv, **_kwargs):
+        return (0, neighbours, "") if "/usr/sbin/lldpcli" in argv else (0, ethtool, "")
+
+    args = dict(ports=[dict(netdev="swp7")], root=str(root))
+    with mock.patch.multiple(basic.AnsibleModule, get_bin_path=mock.Mock(side_effect=lambda name, *a, **k: "/usr/sbin/" + name),
+                             run_command=mock.Mock(side_effect=run)):
+        opened = run_module(traffic_window.main, dict(args, state="open"))
+        closed = run_module(traffic_window.main, dict(args, state="close", before=opened["counters"], contract={}))
+    assert closed["checks"][0]["lldp"] == dict(switch=None, port="0c:42:a1:11:22:33", chassis_id="0c:42:a1:11:22:33")
 
 
 @pytest.mark.parametrize("state", ["open", "close"])
