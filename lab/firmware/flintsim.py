@@ -225,7 +225,6 @@ class Flint(object):
         self.out("\n".join(burn_steps()))
         return EXIT_OK
 
-
     def after_burn(self):
         """The lab's fault ``on-burn`` (admin): while a burn runs, someone rewrites a file (an image another burn of
         the same run will read). Armed once."""

@@ -154,7 +154,7 @@ options:
       - Twenty seconds before that (at three quarters of it when shorter), NCCL's RAS is asked which ranks it finds
         missing, on C(localhost:28028) or the address O(env) gives as C(NCCL_RAS_ADDR) (the JSON status of NCCL
         2.28.7 and later); the answer is kept only when the collective is stopped. Only a RAS port on this host's
-        loopback whose listening socket a process of this run holds (one below the module: the benchmark and the
+        loopback whose listening socket a process of this run holds (one below the module - the benchmark and the
         NCCL processes it started) is asked - a port another local user bound first is not believed - and the
         exchange is bounded in time (12 s in all) and in bytes (4 KiB a line, 4 MiB the status).
     type: int

@@ -16,7 +16,7 @@ description:
     marked with C(roce.fabric:) in front) so that Slurm starts no new job on it, then waits up to O(wait_timeout)
     seconds until no job runs on it (C(squeue --nodelist)) and Slurm no longer counts it busy, and fails naming the
     jobs still there when they do not end in time (RV(failure) C(jobs_running)), or naming its state when Slurm
-    still counts it busy without a job squeue shows holding it (C(node_busy): a job ending or resizing); the node
+    still counts it busy without a job squeue shows holding it (C(node_busy), a job ending or resizing); the node
     stays drained then.
   - A node that is drained or down already with another reason (someone else's) is left as it is, and waited for
     the same way; RV(drained_by) says C(other).

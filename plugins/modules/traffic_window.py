@@ -24,7 +24,7 @@ description:
   - Each window's background jobs write files of its own (named by RV(window_id), which O(state=close) takes back);
     before it starts its own, O(state=open) stops the capture or sampler an earlier window left running in
     O(work_dir) (a run that failed before its close) and removes every earlier window's files (RV(stopped_earlier)).
-    One window at a time per O(work_dir): the validate role holds its host lock around it.
+    One window at a time per O(work_dir) - the validate role holds its host lock around it.
   - Neither state changes the host's configuration; the captures' files are the run's own scratch files in
     O(work_dir). The module reports no change. In check mode it only reads counters (no capture).
 author:

@@ -349,9 +349,9 @@ def test_the_bytes_burnt_are_the_pinned_image_even_when_the_file_changes_after_i
     versions = {PSID_CX6DX: dict(version="22.45.3608", image=cx6dx, sha256=cx6dx_digest),
                 PSID_CX7: dict(version="28.43.1014", image=cx7, sha256=cx7_digest)}
     # A shared drop folder (mode 0777) reached through a link: refused, nothing read or burnt.
-    shared = LAB.exec("gpu1", ["sh", "-c", 'mkdir -p /var/lib/roce-fabric/drop && chmod 0777 /var/lib/roce-fabric/drop '
-                                          '&& cp "$1" /var/lib/roce-fabric/drop/ && ln -sfn drop /var/lib/roce-fabric/current',
-                               "-", cx6dx])
+    script = ('mkdir -p /var/lib/roce-fabric/drop && chmod 0777 /var/lib/roce-fabric/drop && cp "$1" '
+              '/var/lib/roce-fabric/drop/ && ln -sfn drop /var/lib/roce-fabric/current')
+    shared = LAB.exec("gpu1", ["sh", "-c", script, "-", cx6dx])
     assert shared.returncode == 0, shared.stderr
     linked = dict(versions, **{PSID_CX6DX: dict(versions[PSID_CX6DX], image="/var/lib/roce-fabric/current/cx6dx-22.45.3608.bin")})
     refused = gpu1.module(MODULE, dict(versions=linked))

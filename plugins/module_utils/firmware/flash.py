@@ -107,7 +107,8 @@ class FlashTool(FirmwareTool):
 
     def query_adapter(self, device, manager=None):
         """An adapter's ``psid``, ``fw`` (burnt), ``running``, ``base_mac`` (None where not reported) and
-        ``part_number`` (None where flint's query is the reader: it does not print one), read by the firmware manager when one is given, else by the tool's query."""
+        ``part_number`` (None where flint's query is the reader: it does not print one), read by the firmware manager
+        when one is given, else by the tool's query."""
         if not manager:
             return dict(self.query_device(device), part_number=None)
         rc, out, err = self.runner.run([manager, "-d", device, "--query"])

@@ -188,8 +188,8 @@ def pause_words(priority, evidence):
             missing.append("%s_prio%d_pause" % (direction, priority))
         else:
             parts.append("%s %d" % (direction, value))
-    return "PFC pause frames on priority %d %s%s" % (priority, ", ".join(parts),
-                                                   "" if not missing else " (ethtool -S prints no %s)" % ", ".join(missing))
+    unprinted = " (ethtool -S prints no %s)" % ", ".join(missing) if missing else ""
+    return "PFC pause frames on priority %d %s%s" % (priority, ", ".join(parts), unprinted)
 
 
 def traffic_check(netdev, before, after, priority, dscp, capture=None, min_share=0.95, min_bytes=1000000,

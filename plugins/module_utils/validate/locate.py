@@ -214,8 +214,8 @@ def _pause_sent(counters):
 # The rules of endpoint_evidence that read the NIC's ethtool -S counters, and the counters each needs (any one).
 NIC_RULES = (
     ("nic_rx", "receive physical errors", RX_PHY_ERRORS + ("rx_corrected_bits_phy",)),
-    ("host_rx", "receive discards, pause storms and pauses sent", HOST_CONGESTION + ("tx_prio0..7_pause",
-                                                                                   "tx_pause_ctrl_phy")),
+    ("host_rx", "receive discards, pause storms and pauses sent",
+     HOST_CONGESTION + ("tx_prio0..7_pause", "tx_pause_ctrl_phy")),
     ("pcie", "PCIe signal integrity and buffer overflows at the NIC", PCI_SIGNAL),
 )
 

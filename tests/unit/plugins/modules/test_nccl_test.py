@@ -137,8 +137,8 @@ def ras_job(tmp_path, status):
     (tmp_path / "ras_job.py").write_text(RAS_JOB)
     (tmp_path / "status.json").write_text(status)
     heard = tmp_path / "heard.txt"
-    folder = stand_in(tmp_path / "bin", "exec python3 %s %d %s %s\n" % (tmp_path / "ras_job.py", port,
-                                                                       tmp_path / "status.json", heard))
+    command = "exec python3 %s %d %s %s\n" % (tmp_path / "ras_job.py", port, tmp_path / "status.json", heard)
+    folder = stand_in(tmp_path / "bin", command)
     return folder, port, heard
 
 

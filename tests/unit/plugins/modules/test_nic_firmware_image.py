@@ -161,7 +161,7 @@ def test_check_mode_reads_and_checks_and_burns_nothing(monkeypatch, sysfs, image
     fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
     install(monkeypatch, fake)
     result = run_image(dict(devices=[CX3], versions=pin(path, digest)), check_mode=True,
-                        diff=True)
+                       diff=True)
     assert result["changed"] is True and fake.burns == [] and len(result["commands"]) == 1
     assert result["diff"]["after"] == {CX3: "2.42.5000"} and result["pending"] == [CX3]
     assert [c[1:3] for c in fake.calls] == [["-d", CX3], ["-i", path]]
@@ -269,7 +269,7 @@ def test_a_downgrade_goes_on_only_when_allowed(monkeypatch, sysfs, image):  # no
     minimum = run_image(dict(devices=[CX3], versions=pin(path, digest), policy="minimum"))
     assert minimum["changed"] is False and minimum["adapters"][0]["action"] == "activate" and fake.burns == []
     allowed = run_image(dict(devices=[CX3], versions=pin(path, digest), allow_downgrade=True),
-                         check_mode=True)
+                        check_mode=True)
     assert allowed["changed"] is True and allowed["adapters"][0]["action"] == "burn" and fake.burns == []
 
 
@@ -373,7 +373,7 @@ def test_an_adapter_that_may_not_or_cannot_be_reset_live_waits_for_a_reboot(monk
     fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"}, live=case.get("live", True))
     install(monkeypatch, fake, case.get("tools", ("mstflint", "mstfwreset", "ip")))
     result = run_image(dict(devices=[CX3], versions=pin(path, digest), activate="live_reset",
-                                                      keep_netdevs=case.get("keep_netdevs", []), host_address=HOST_ADDRESS))
+                            keep_netdevs=case.get("keep_netdevs", []), host_address=HOST_ADDRESS))
     assert result.get("failed") is not True, result.get("msg")
     assert result["pending"] == [CX3] and result["reboot_required"] is True and result["activated"] == []
     assert result["adapters"][0]["activation"] == "reboot: no live reset, " + why, result["adapters"][0]
@@ -389,7 +389,7 @@ def test_the_adapter_of_the_controller_s_session_is_never_reset_live(monkeypatch
     monkeypatch.setenv("SSH_CONNECTION", "192.0.2.10 50022 192.0.2.2 22")
     fake.route = fake.route.replace('"dev":"eth0"', '"dev":"ens1f0np0"')
     result = run_image(dict(devices=[CX3], versions=pin(path, digest), activate="live_reset"),
-                        check_mode=True)
+                       check_mode=True)
     assert result["adapters"][0]["activation"] == (
         "reboot: no live reset, it carries the controller's session (ens1f0np0: the route to the controller's address "
         "192.0.2.10 (SSH_CONNECTION, the module's environment))")
@@ -401,7 +401,7 @@ def test_check_mode_names_the_live_reset_and_runs_none(monkeypatch, sysfs, image
     fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
     install(monkeypatch, fake)
     result = run_image(dict(devices=[CX3], versions=pin(path, digest), activate="live_reset",
-                                                      host_address=HOST_ADDRESS), check_mode=True)
+                            host_address=HOST_ADDRESS), check_mode=True)
     assert result["changed"] is True and result["activated"] == [CX3] and len(result["commands"]) == 2
     assert fake.burns == [] and not [c for c in fake.calls if c[-1] == "reset"]
 
@@ -428,7 +428,7 @@ def test_the_live_reset_guard_holds_under_become(monkeypatch, sysfs, image):  # 
     install(monkeypatch, fake)
     login_session_above(sysfs, "192.0.2.10 50022 192.0.2.2 22")
     result = run_image(dict(devices=[CX3], versions=pin(path, digest), activate="live_reset",
-                                                      host_address=HOST_ADDRESS))
+                            host_address=HOST_ADDRESS))
     assert result.get("failed") is not True, result.get("msg")
     assert result["adapters"][0]["activation"] == (
         "reboot: no live reset, it carries the controller's session (ens1f0np0: the route to the controller's address "
@@ -446,7 +446,7 @@ def test_without_a_path_to_the_controller_no_adapter_is_reset_live(monkeypatch, 
     fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
     install(monkeypatch, fake)
     result = run_image(dict(devices=[CX3], versions=pin(path, digest), activate="live_reset"),
-                        check_mode=check_mode)
+                       check_mode=check_mode)
     assert result.get("failed") is not True, result.get("msg")
     unknown = ("no SSH_CONNECTION in the module's environment or its login session's; no inventory address of the "
                "host was given")
@@ -461,7 +461,7 @@ def test_without_a_path_to_the_controller_no_adapter_is_reset_live(monkeypatch, 
     install(monkeypatch, fake, tools=("mstflint", "mstfwreset"))
     monkeypatch.setenv("SSH_CONNECTION", "192.0.2.10 50022 192.0.2.2 22")
     bare = run_image(dict(devices=[CX3], versions=pin(path, digest), activate="live_reset",
-                                                    host_address=HOST_ADDRESS), check_mode=check_mode)
+                          host_address=HOST_ADDRESS), check_mode=check_mode)
     assert "no ip command" in bare["adapters"][0]["activation"] and bare["activated"] == []
 
 
