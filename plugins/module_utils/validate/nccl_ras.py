@@ -18,9 +18,10 @@ lists each communicator's ranks that answered and the ranks that did not (``miss
 from __future__ import annotations
 
 import json
-import os
 import socket
 import time
+
+from ansible_collections.roce.fabric.plugins.module_utils.validate import process as _process
 
 PROTOCOL = 2
 DEFAULT_ADDR = ("127.0.0.1", 28028)
@@ -173,70 +174,18 @@ def query(addr=DEFAULT_ADDR, timeout=15.0, fmt="json"):
         raise RasError("no RAS answer at %s:%d: %s" % (addr[0], addr[1], exc))
 
 
-# /proc/net/tcp and tcp6 (proc(5)): "sl local_address rem_address st ... uid timeout inode"; the local address and
-# port in hexadecimal, st 0A a listening socket.
-LISTEN = "0A"
-
-
-def listening_inodes(text, port):
-    """The inodes of the sockets ``/proc/net/tcp`` (or tcp6) shows listening on ``port``, any local address."""
-    found = set()
-    for line in (text or "").splitlines()[1:]:
-        fields = line.split()
-        if len(fields) < 10 or ":" not in fields[1]:
-            continue
-        try:
-            local_port = int(fields[1].rsplit(":", 1)[1], 16)
-        except ValueError:
-            continue
-        if local_port == port and fields[3] == LISTEN and fields[9].isdigit():
-            found.add(int(fields[9]))
-    return found
-
-
-def socket_holders(inodes, proc_root="/proc"):
-    """The pids whose open files include one of the socket ``inodes`` (``/proc/<pid>/fd``, ``socket:[inode]``); a
-    process whose files cannot be read (another user's, without root) is left out."""
-    wanted = set("socket:[%d]" % inode for inode in inodes)
-    holders = set()
-    for entry in os.listdir(proc_root):
-        if not entry.isdigit():
-            continue
-        folder = os.path.join(proc_root, entry, "fd")
-        try:
-            fds = os.listdir(folder)
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                link = os.readlink(os.path.join(folder, fd))
-            except OSError:
-                continue  # closed since it was listed
-            if link in wanted:
-                holders.add(int(entry))
-                break
-    return holders
-
-
-def not_this_run(addr, family, proc_root="/proc"):
+def not_this_run(addr, family):
     """Why RAS at ``addr`` is not asked, or None: the address must be this host's loopback, and the socket listening
     on its port must be held by a process of this run (``family``: the pids below the module, the benchmark and the
     NCCL processes it started). A local user who bound the port first, before NCCL could, is not believed."""
     host = addr[0]
     if host not in ("localhost",) and not (host.startswith("127.") or host == "::1"):
         return "RAS at %s:%d is not on this host's loopback: not asked (its owner cannot be told)" % addr
-    inodes = set()
-    for name in ("tcp", "tcp6"):
-        try:
-            with open(os.path.join(proc_root, "net", name)) as handle:
-                inodes |= listening_inodes(handle.read(), addr[1])
-        except (IOError, OSError):
-            continue
+    inodes = _process.listening_on(addr[1])
     if not inodes:
         return "no RAS answer at %s:%d: nothing listens on port %d" % (addr[0], addr[1], addr[1])
-    holders = socket_holders(inodes, proc_root)
-    ours = holders.intersection(family)
-    if not ours:
-        return ("RAS port %d is held by %s, not by this run's NCCL processes: not asked" % (
-            addr[1], ", ".join("process %d" % pid for pid in sorted(holders)) or "a process whose files cannot be read"))
-    return None
+    if inodes & _process.socket_inodes(family):
+        return None
+    holders = _process.socket_holders(inodes)
+    return ("RAS port %d is held by %s, not by this run's NCCL processes: not asked" % (
+        addr[1], ", ".join("process %d" % pid for pid in sorted(holders)) or "a process whose files cannot be read"))

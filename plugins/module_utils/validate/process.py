@@ -88,9 +88,8 @@ def socket_inodes(pids):
     return inodes
 
 
-def tcp_listening(port, pids=None):
-    """True when a TCP socket listens on the port (perftest's socket exchange uses TCP); with ``pids``, only a socket
-    one of those processes holds counts (another program on the port is not the server this run started)."""
+def listening_on(port):
+    """The inodes of the TCP sockets (IPv4 and IPv6) listening on ``port``."""
     found = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
@@ -98,6 +97,19 @@ def tcp_listening(port, pids=None):
                 found |= listening_inodes(handle.read(), port)
         except (IOError, OSError):
             continue
+    return found
+
+
+def socket_holders(inodes):
+    """The pids that hold one of the sockets ``inodes`` open (a process whose files cannot be read is left out)."""
+    pids = [int(entry) for entry in os.listdir("/proc") if entry.isdigit()]
+    return set(pid for pid in pids if socket_inodes([pid]) & set(inodes))
+
+
+def tcp_listening(port, pids=None):
+    """True when a TCP socket listens on the port (perftest's socket exchange uses TCP); with ``pids``, only a socket
+    one of those processes holds counts (another program on the port is not the server this run started)."""
+    found = listening_on(port)
     if pids is None:
         return bool(found)
     return bool(found & socket_inodes(pids))

@@ -416,10 +416,10 @@ def test_the_report_records_of_an_mpi_run_name_the_hosts_its_ranks_ran_on():
 def test_the_socket_listening_on_the_ras_port_is_found_by_its_inode(name):
     """/proc/net/tcp and tcp6 as the lab machine printed them with a process listening on NCCL RAS's port: the
     inode that tells which process holds it (another service's listener, on another port, is not taken)."""
-    from ansible_collections.roce.fabric.plugins.module_utils.validate import nccl_ras  # pylint: disable=import-outside-toplevel
+    from ansible_collections.roce.fabric.plugins.module_utils.validate import nccl_ras, process  # pylint: disable=import-outside-toplevel
     want = dict(word.split("=", 1) for word in corpus.meta("nccl", name)["expect"].split())
     text = corpus.read("nccl", name)
-    assert nccl_ras.listening_inodes(text, int(want["port"])) == set(int(i) for i in want["inodes"].split(","))
-    assert nccl_ras.listening_inodes(text, 28029) == set()
+    assert process.listening_inodes(text, int(want["port"])) == set(want["inodes"].split(","))
+    assert process.listening_inodes(text, 28029) == set()
     # Not on this host's loopback: not asked, whoever holds the port.
     assert "not on this host's loopback" in nccl_ras.not_this_run(("192.0.2.7", 28028), set())

@@ -465,17 +465,23 @@ def test_without_a_path_to_the_controller_no_adapter_is_reset_live(monkeypatch, 
     assert "no ip command" in bare["adapters"][0]["activation"] and bare["activated"] == []
 
 
+def reset_with_route_through(monkeypatch, image, netdev):
+    """A burn of the ConnectX-3 and a live reset, the controller's session (SSH_CONNECTION) routed through ``netdev``:
+    the module's result and the stand-in tool (its calls)."""
+    path, digest = image
+    fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
+    fake.route = fake.route.replace('"dev":"eth0"', '"dev":"%s"' % netdev)
+    install(monkeypatch, fake)
+    monkeypatch.setenv("SSH_CONNECTION", "192.0.2.10 50022 192.0.2.2 22")
+    return run_image(dict(devices=[CX3], versions=pin(path, digest), activate="live_reset")), fake
+
+
 def test_a_virtual_function_that_carries_the_session_protects_its_card(monkeypatch, sysfs, image):  # noqa: F811
     """The management network on a VF of the ConnectX-3 (another slot than its physical function: 19:01.3): the
     card behind the VF is its physical function's, and it is not reset."""
     from ansible_collections.roce.fabric.tests.unit.plugins.modules.test_mlxconfig import make_pci  # pylint: disable=import-outside-toplevel
     make_pci(sysfs, "0000:19:01.3", physfn="0000:19:00.0", netdev="ens1f0v3")
-    path, digest = image
-    fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
-    fake.route = fake.route.replace('"dev":"eth0"', '"dev":"ens1f0v3"')
-    install(monkeypatch, fake)
-    monkeypatch.setenv("SSH_CONNECTION", "192.0.2.10 50022 192.0.2.2 22")
-    result = run_image(dict(devices=[CX3], versions=pin(path, digest), activate="live_reset"))
+    result, fake = reset_with_route_through(monkeypatch, image, "ens1f0v3")
     assert result["adapters"][0]["activation"].startswith(
         "reboot: no live reset, it carries the controller's session (ens1f0v3: "), result["adapters"][0]
     assert result["activated"] == [] and not [c for c in fake.calls if c[-1] == "reset"]
@@ -487,12 +493,7 @@ def test_a_card_that_may_be_the_other_slot_of_the_session_s_socket_direct_card_i
     netdev = os.path.join(sysfs, "sys", "class", "net", "ens6")
     os.makedirs(netdev)
     os.symlink(os.path.join(sysfs, "sys", "bus", "pci", "devices", CX5), os.path.join(netdev, "device"))
-    path, digest = image
-    fake = FakeFlint({path: "flint_image_query_cx3_fs2.txt"})
-    fake.route = fake.route.replace('"dev":"eth0"', '"dev":"ens6"')
-    install(monkeypatch, fake)
-    monkeypatch.setenv("SSH_CONNECTION", "192.0.2.10 50022 192.0.2.2 22")
-    result = run_image(dict(devices=[CX3], versions=pin(path, digest), activate="live_reset"))
+    result, fake = reset_with_route_through(monkeypatch, image, "ens6")
     assert result.get("failed") is not True, result.get("msg")
     activation = result["adapters"][0]["activation"]
     assert activation.startswith("reboot: no live reset, its Base MAC or that of %s is not reported, so whether they are "

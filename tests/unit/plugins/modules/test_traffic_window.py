@@ -167,21 +167,27 @@ def test_a_port_named_pcie_keeps_its_capture_apart_from_the_pcie_sampler(tmp_pat
                                                     "roce_dscp_capture.py", "roce_pcie_sampler.py"])
 
 
-def test_each_check_carries_the_switch_port_lldp_hears_on_its_port(tmp_path):
-    """lldpd's neighbours (lldpcli -f json0, captured in the lab: the host's ens1np0 hears leaf-r0-0 swp1) reach the
-    port's check; without lldpcli, or with lldp off, nothing is read."""
+def lldp_window(tmp_path, netdev, sample):
+    """A window on ``netdev`` whose host's lldpcli answers the corpus's ``sample`` (and ethtool the lab VM's
+    counters): its arguments, the patch of the module's tools, and the run_command stand-in (it records the calls)."""
     root = tmp_path / "root"
-    (root / "sys" / "class" / "net" / "ens1np0").mkdir(parents=True)
+    (root / "sys" / "class" / "net" / netdev).mkdir(parents=True)
     ethtool = corpus.read("counters", "ethtool_S_virtio_before.txt")
-    neighbours = corpus.read("lldp", "lldpcli_json0_host_1.0.16.txt")
+    neighbours = corpus.read("lldp", sample)
 
     def run(argv, **_kwargs):
         return (0, neighbours, "") if "/usr/sbin/lldpcli" in argv else (0, ethtool, "")
-
-    args = dict(ports=[dict(netdev="ens1np0")], root=str(root))
     runner = mock.Mock(side_effect=run)
-    with mock.patch.multiple(basic.AnsibleModule, get_bin_path=mock.Mock(side_effect=lambda name, *a, **k: "/usr/sbin/" + name),
-                             run_command=runner):
+    patch = mock.patch.multiple(basic.AnsibleModule, run_command=runner,
+                                get_bin_path=mock.Mock(side_effect=lambda name, *a, **k: "/usr/sbin/" + name))
+    return dict(ports=[dict(netdev=netdev)], root=str(root)), patch, runner
+
+
+def test_each_check_carries_the_switch_port_lldp_hears_on_its_port(tmp_path):
+    """lldpd's neighbours (lldpcli -f json0, captured in the lab: the host's ens1np0 hears leaf-r0-0 swp1) reach the
+    port's check; without lldpcli, or with lldp off, nothing is read."""
+    args, patch, runner = lldp_window(tmp_path, "ens1np0", "lldpcli_json0_host_1.0.16.txt")
+    with patch:
         opened = run_module(traffic_window.main, dict(args, state="open"))
         closed = run_module(traffic_window.main, dict(args, state="close", before=opened["counters"], contract={}))
         off = run_module(traffic_window.main, dict(args, state="close", before=opened["counters"], contract={}, lldp=False))
@@ -200,17 +206,8 @@ def test_each_check_carries_the_switch_port_lldp_hears_on_its_port(tmp_path):
 def test_a_neighbour_that_sends_no_system_name_is_kept_with_its_port_id(tmp_path):
     """A neighbour whose LLDP carries only a chassis ID and a port ID (both its MAC address: a NIC's firmware agent;
     lldpd's real answer, captured) was dropped, so its port never reached the cabling check. Now it is kept."""
-    root = tmp_path / "root"
-    (root / "sys" / "class" / "net" / "swp7").mkdir(parents=True)
-    ethtool = corpus.read("counters", "ethtool_S_virtio_before.txt")
-    neighbours = corpus.read("lldp", "lldpcli_json0_mac_only_neighbour_1.0.16.txt")
-
-    def run(argv, **_kwargs):
-        return (0, neighbours, "") if "/usr/sbin/lldpcli" in argv else (0, ethtool, "")
-
-    args = dict(ports=[dict(netdev="swp7")], root=str(root))
-    with mock.patch.multiple(basic.AnsibleModule, get_bin_path=mock.Mock(side_effect=lambda name, *a, **k: "/usr/sbin/" + name),
-                             run_command=mock.Mock(side_effect=run)):
+    args, patch, _runner = lldp_window(tmp_path, "swp7", "lldpcli_json0_mac_only_neighbour_1.0.16.txt")
+    with patch:
         opened = run_module(traffic_window.main, dict(args, state="open"))
         closed = run_module(traffic_window.main, dict(args, state="close", before=opened["counters"], contract={}))
     assert closed["checks"][0]["lldp"] == dict(switch=None, port="0c:42:a1:11:22:33", chassis_id="0c:42:a1:11:22:33")
