@@ -171,6 +171,11 @@ class PerftestSession:
         members = set([pid]) | set(session_members(pid))
         return any(owner in members and at == self.port for owner, at in listeners)
 
+    def exit_status(self):
+        """The tool's exit status from the wrapper's status file once the whole line is written, else None."""
+        text = read_private(self.out_file + ".rc")
+        return int(text) if text.endswith("\n") and text.strip().lstrip("-").isdigit() else None
+
     def remove_files(self):
         for path in (self.pid_file, self.out_file, self.out_file + ".pid", self.out_file + ".rc"):
             if os.path.exists(path):
@@ -270,17 +275,22 @@ class PerftestSession:
         except (ValueError, KeyError, TypeError) as exc:
             self.fail("tool_error", "unreadable server record %s: %s" % (self.pid_file, exc))
         self.run.update(command=info.get("command"))
-        if alive(pid) and not runs_tool(pid, params["tool"]):
+        # The wrapper writes the tool's exit status before its shell ends: once that file is there the server is
+        # finished, and its pid (an exiting shell whose command line already reads empty, or a pid since reused) is
+        # neither checked nor waited on; only the status line itself, which the shell may still be writing.
+        status_file = self.out_file + ".rc"
+        if not os.path.exists(status_file) and alive(pid) and not runs_tool(pid, params["tool"]) \
+                and not os.path.exists(status_file):
             self.fail("tool_error", "pid %d named by %s no longer runs %s; it was left alone" % (pid, self.pid_file, params["tool"]))
         deadline = time.time() + params["timeout"]
-        while time.time() < deadline and alive(pid):
+        while time.time() < deadline and self.exit_status() is None and (os.path.exists(status_file) or alive(pid)):
             time.sleep(0.2)
-        if alive(pid):
+        rc = self.exit_status()
+        if rc is None and not os.path.exists(status_file) and alive(pid):
             stop_group(pid)
             self.run.update(stopped=[dict(pid=pid, cmdline=info.get("command"), port=port)])
             rc = 124
-        else:
-            text = read_private(self.out_file + ".rc").strip()
-            rc = int(text) if text.lstrip("-").isdigit() else 1
+        elif rc is None:
+            rc = 1
         self.record(read_private(self.out_file), rc)
         self.remove_files()

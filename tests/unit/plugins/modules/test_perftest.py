@@ -242,6 +242,29 @@ def test_collect_leaves_alone_a_pid_that_is_not_the_server(tool, tmp_path):
         bystander.wait()
 
 
+def test_collect_reads_a_finished_server_whose_pid_still_exists(tool, tmp_path):
+    """The wrapper wrote the tool's exit status, and its pid still exists while its shell ends (or was reused): the
+    result is read from the files, and the pid is neither judged nor signalled."""
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    fixture = "".join(line for line in open(os.path.join(FIXTURES, "write_bw_mlx5_gbits_100g.txt")) if not line.startswith("%%"))
+    bystander = subprocess.Popen(["sleep", "30"])
+    try:
+        (run / "28658.json").write_text(json.dumps(dict(pid=bystander.pid, command="ib_write_bw", tool="ib_write_bw")))
+        (run / "28658.out").write_text(fixture)
+        (run / "28658.out.rc").write_text("0\n")
+        for path in run.iterdir():
+            path.chmod(0o600)
+        result = run_module(perftest.main, args(tool, tmp_path, mode="collect", port=28658, timeout=1))
+        assert result["passed"] is True, result
+        assert result["summary"]["value"] == 92.40 and result["stopped"] == []
+        assert bystander.poll() is None
+        assert os.listdir(str(run)) == []
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
 def test_client_needs_server(tool, tmp_path):
     result = run_module(perftest.main, args(tool, tmp_path, mode="client"))
     assert result["failed"] is True and "server" in result["msg"]
