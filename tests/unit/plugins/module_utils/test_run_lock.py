@@ -192,15 +192,6 @@ def test_a_validation_longer_than_stale_after_keeps_its_lock_when_refreshed_at_i
     assert json.load(open(lock)) == before
 
 
-def test_the_refresh_is_due_on_the_controller_s_clock():
-    """roce.fabric.run_lock_due on a registered result: its controller_time (the action plugin's) against now."""
-    import time  # pylint: disable=import-outside-toplevel
-    from ansible_collections.roce.fabric.plugins.filter.locks import run_lock_due  # pylint: disable=import-outside-toplevel
-    assert run_lock_due(dict(owner="run-a", controller_time=time.time()), 7200) is False
-    assert run_lock_due(dict(owner="run-a", controller_time=time.time() - 1801), 7200) is True
-    assert run_lock_due(dict(owner="run-a"), 7200) is True
-
-
 def test_the_module_refreshes_its_owner_s_lock_on_request(lock):
     first = run_module(module.main, dict(path=lock, owner="run-a", stale_after=600))
     since = first["holder"]["since"]
