@@ -75,6 +75,18 @@ def playbook(tmp_path, *extra, check=False, traffic=False):
     return proc, data
 
 
+def what_failed(proc, report):
+    """A failed run's message: the play's own verdict line and each test and host check that did not pass, whole."""
+    verdict = [line for line in proc.stdout.splitlines() if "Validation failed" in line or "fatal:" in line]
+    failed = []
+    if report:
+        failed += [t for t in report["tests"] if t.get("status") != "passed"]
+        for host, data in sorted(report.get("hosts", {}).items()):
+            failed += [dict(c, host=host) for c in data.get("checks", []) if c.get("status") not in ("passed", "skipped")]
+        failed += report.get("findings") or []
+    return "\n".join(verdict[-5:] + [json.dumps(item, sort_keys=True) for item in failed]) or proc.stdout[-3000:]
+
+
 def by_id(report):
     return dict((t["id"], t) for t in report["tests"])
 
@@ -209,7 +221,7 @@ def test_rping_perftest_and_the_contracts_dscp_on_the_wire(vms, tmp_path):
         # window's capture and PCIe sampler share (its parsing is unit-tested on the Soft-RoCE VMs' real output).
         proc, report = playbook(tmp_path / "after", contract, '{"validate_tests": ["rping", "ib_write_bw"]}', traffic=True)
         after = stop()
-        assert proc.returncode == 0 and report["passed"], (proc.stdout[-3000:], report and report["tests"])
+        assert proc.returncode == 0 and report["passed"], what_failed(proc, report)
         check_pair_tests(report, tmp_path / "after", tos=98)
         assert only_tos(after, 98), json.dumps(after)
         # The evidence, for the record: RoCE v2 packets per ToS byte seen on node1's fabric NIC.
@@ -382,7 +394,7 @@ def test_a_second_validation_of_a_locked_host_is_refused_and_an_abandoned_lock_t
         plant_lock("crashed-run-20261124", "00000000-0000-4000-8000-000000000000")
         # Taken over: the run passes (its discovery and QoS checks; no pair test needed to hold the lock).
         proc, report = playbook(tmp_path, '{"validate_tests": []}')
-        assert proc.returncode == 0 and report["passed"] is True, proc.stdout[-3000:]
+        assert proc.returncode == 0 and report["passed"] is True, what_failed(proc, report)
         for host in HOSTS:
             assert vm(host, "test -e /var/lib/roce-fabric/validate.lock")[0] == 1, "the run's lock outlasted it on %s" % host
     finally:
