@@ -267,65 +267,22 @@ skipped:
   type: bool
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.roce.fabric.plugins.module_utils.common.run import ModuleRun
-from ansible_collections.roce.fabric.plugins.module_utils.validate.perftest import TOOLS
-from ansible_collections.roce.fabric.plugins.module_utils.validate.perftest_session import PerftestSession
+from ansible_collections.roce.fabric.plugins.module_utils.validate.perftest_session import (
+    PerftestSession,
+    params_problem,
+    perftest_argument_spec,
+)
 
 
 def main():
-    module = AnsibleModule(
-        argument_spec=dict(
-            tool=dict(type="str", default="ib_write_bw", choices=list(TOOLS)),
-            mode=dict(type="str", required=True, choices=["server", "client", "collect", "cleanup"]),
-            port=dict(type="int", required=True),
-            port_last=dict(type="int"),
-            server=dict(type="str"),
-            device=dict(type="str"),
-            ib_port=dict(type="int", default=1),
-            gid_index=dict(type="int"),
-            rdma_cm=dict(type="bool", default=True),
-            tos=dict(type="int"),
-            size=dict(type="int"),
-            all_sizes=dict(type="bool", default=False),
-            duration=dict(type="int"),
-            iterations=dict(type="int"),
-            qps=dict(type="int"),
-            extra_args=dict(type="list", elements="str", default=[]),
-            numa_node=dict(type="int"),
-            timeout=dict(type="int", default=60),
-            start_timeout=dict(type="int", default=15),
-            min_bw_gbps=dict(type="float"),
-            max_lat_usec=dict(type="float"),
-            fail_on_error=dict(type="bool", default=True),
-            kill_stray=dict(type="bool", default=False),
-            run_dir=dict(type="path", default="/var/tmp/roce-fabric-perftest"),
-            executable=dict(type="path"),
-        ),
-        required_if=[("mode", "client", ("server",))],
-        supports_check_mode=True,
-    )
-    params = module.params
-    port = params["port"]
-    if not 1 <= port <= 65535 or (params["port_last"] is not None and not port <= params["port_last"] <= 65535):
-        module.fail_json(msg="port must be 1-65535 and port_last between port and 65535 (got %s, %s)"
-                         % (port, params["port_last"]))
-    for key in ("timeout", "start_timeout"):
-        if params[key] < 1:
-            module.fail_json(msg="%s must be at least 1 second" % key)
-    for key in ("size", "duration", "iterations", "qps"):
-        if params[key] is not None and params[key] < 1:
-            module.fail_json(msg="%s must be a positive number" % key)
-    run_dir = params["run_dir"] or ""
-    if not os.path.isabs(run_dir) or os.path.normpath(run_dir) in ("/", "//") or \
-            any(part in (".", "..") for part in run_dir.split("/")) or any(ord(c) < 32 or ord(c) == 127 for c in run_dir):
-        module.fail_json(msg="run_dir must be an absolute path below / without . or .. parts or control characters"
-                             " (got %r)" % run_dir)
-    if params["tos"] is not None and not 0 <= params["tos"] <= 255:
-        module.fail_json(msg="tos must be 0-255 (got %s)" % params["tos"])
+    module = AnsibleModule(argument_spec=perftest_argument_spec(), required_if=[("mode", "client", ("server",))],
+                           supports_check_mode=True)
+    problem = params_problem(module.params)
+    if problem:
+        module.fail_json(msg=problem)
     run = ModuleRun(module)
     run.execute(PerftestSession(run))
 

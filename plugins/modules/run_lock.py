@@ -115,6 +115,14 @@ taken_over:
   returned: when O(state=present)
   type: dict
   sample: {"owner": "20261125T080102-4711", "since": 1795000000.0, "boot_id": "3f0c...", "reason": "taken before the host's last boot"}
+host_time:
+  description:
+    - The host's clock (seconds since the epoch) when the module ran. Beside RV(controller_time) it measures how far
+      the host's clock is from the controller's (off by as much as the task's return took), for the validation's
+      pair tests run by the clock.
+  returned: always
+  type: float
+  sample: 1795000123.1
 controller_time:
   description: The controller's clock (seconds since the epoch) when the task ended, added by the action plugin.
   returned: always
@@ -164,7 +172,7 @@ def main():
     if not 60 <= params["stale_after"] <= 604800:
         module.fail_json(msg="stale_after %d is outside 60-604800 seconds; nothing was changed" % params["stale_after"])
     run = ModuleRun(module)
-    run.update(owner=params["owner"])
+    run.update(owner=params["owner"], host_time=time.time())
 
     def body(run):
         try:

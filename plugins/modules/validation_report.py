@@ -48,11 +48,16 @@ attributes:
     platforms: posix
 options:
   mode:
-    description: V(plan) computes the test plan; V(retests) the anchor retests of a run's suspects; V(write) writes the
-      report.
+    description:
+      - V(plan) computes the test plan; V(retests) the anchor retests of a run's suspects; V(write) writes the report.
+      - V(wait) waits on the controller until O(until), a launched plan's RV(plan.launch.ends) (its last slot's end
+        and the clocks' spread), so that the hosts' launched parts are collected once they are done, one poll each.
     type: str
-    choices: [plan, retests, write]
+    choices: [plan, retests, write, wait]
     required: true
+  until:
+    description: V(wait) - the controller's time (seconds since the epoch) to wait for; at most a day ahead.
+    type: float
   hosts:
     description:
       - V(plan) - inventory name to C({ports, min_bw_gbps, max_lat_usec, device}); C(ports) as returned by
@@ -82,10 +87,65 @@ options:
   pairs:
     description:
       - Explicit pairs (C(server), C(client) inventory names, optional C(server_address) to connect to instead of the
-        server's discovered RoCE address). Empty means the full matrix.
+        server's discovered RoCE address). Empty means the pairs O(schedule) picks.
     type: list
     elements: dict
     default: []
+  schedule:
+    description:
+      - V(plan), without O(pairs) - which pairs meet. V(full) is every pair (the full matrix, N-1 rounds for N hosts).
+        V(sparse) is a first pass of a few rounds in which every host meets at least three partners, every pair of
+        leaves (the switches O(cabling) names for each host) is crossed by a test, and no pair meets twice - at most
+        2 x ceil(log2 N) + 2 rounds (13 for 2,048 hosts by default); the anchor retests follow as with the full
+        matrix. V(auto) is the full matrix up to O(schedule_full_max) hosts and the sparse pass above.
+      - RV(plan.schedule) says which was used, its rounds, the fewest partners a host met and any pair of leaves the
+        bound left uncrossed.
+    type: str
+    choices: [auto, full, sparse]
+    default: auto
+  schedule_full_max:
+    description: V(plan) - the most hosts O(schedule=auto) gives the full matrix.
+    type: int
+    default: 32
+  execution:
+    description:
+      - V(plan), V(retests) - how the tests run. V(launch) gives each host its whole part once (RV(plan.parts), run by
+        M(roce.fabric.pair_schedule) as one asynchronous task per host, by the clock, from RV(plan.launch.t0)).
+        V(rounds) gives the round-by-round RV(plan.assignments) a play runs one round after the other.
+    type: str
+    choices: [launch, rounds]
+    default: launch
+  clocks:
+    description:
+      - V(plan), V(retests) with O(execution=launch) - each host's clock beside the controller's, C({host_time,
+        controller_time}) by inventory name (M(roce.fabric.run_lock)'s RV(roce.fabric.run_lock#module:host_time) and
+        RV(roce.fabric.run_lock#module:controller_time)). A host further off than O(clock_max_offset) is refused by name;
+        the slots are widened by the spread of the others; the spread of the readings on the controller (what a
+        module run on every host takes at the play's forks) sets how long the launch is given before
+        RV(plan.launch.t0).
+    type: dict
+    default: {}
+  clock_max_offset:
+    description: V(plan), V(retests) - the most seconds a host's clock may be off the controller's.
+    type: float
+    default: 10
+  slot_margin:
+    description: V(plan), V(retests) - seconds between one slot's end and the next's start, before widening.
+    type: float
+    default: 3
+  launch_margin:
+    description: V(plan), V(retests) - seconds added to the launch's own time before slot 0 starts.
+    type: float
+    default: 15
+  poll_delay:
+    description: V(plan), V(retests) - seconds between the collection's polls of a launched part (RV(plan.launch.poll_delay)).
+    type: float
+    default: 10
+  schedule_rounds:
+    description:
+      - V(plan) - the sparse pass's rounds (default ceil(log2 N) + 2, at least 3); more are added up to the bound while
+        a pair of leaves is uncrossed or a host has met fewer than three partners.
+    type: int
   port_base:
     description: First port handed out; test N gets O(port_base) + N - 1.
     type: int
@@ -154,6 +214,7 @@ options:
     type: dict
   cabling:
     description:
+      - V(plan) - the leaves of each host, for O(schedule=sparse) to cross every pair of them.
       - V(write) - the site's cabling plan, by inventory host, by netdev, C(switch) and C(port) (as LLDP names them);
         the fault location compares each
         tested port's LLDP neighbour (the C(lldp) of its C(traffic <netdev>) check) with it, a port plugged in
@@ -269,9 +330,18 @@ RETURN = r"""
 plan:
   description: V(plan) - C(tests), C(rounds) (test ids per round), C(assignments) (per round, host to
     C({role, test, args}), C(args) the perftest arguments of its side), C(port_first), C(port_last),
-    C(hosts_without_rdma). V(retests) - the anchor retests in the same shape (none - empty C(tests) and C(rounds)).
+    C(hosts_without_rdma) and C(schedule) (C(kind) - V(full), V(sparse) or V(pairs) for O(pairs) - C(pair_rounds),
+    C(pairs), C(fewest_partners), C(uncrossed) - pairs of leaves no test crossed), C(execution). With
+    O(execution=launch), C(assignments) is empty and C(parts) gives each host its slots (M(roce.fabric.pair_schedule)'s
+    O(roce.fabric.pair_schedule#module:slots)), C(launch) the times - C(t0), C(slots) (C(start), C(length)), C(duration),
+    C(ends), C(connect_window), C(client_delay), C(poll_delay), C(poll_retries), C(async_timeout), the clocks' C(offsets),
+    C(spread) and C(margin). V(retests) - the anchor retests in the same shape (none - empty C(tests) and C(rounds)).
   returned: mode is plan or mode is retests
   type: dict
+waited:
+  description: V(wait) - the seconds waited.
+  returned: mode is wait
+  type: float
 retests:
   description: V(retests) - each retest, C({suspect, anchor, test_id}) (the endpoints as C(host/device)).
   returned: mode is retests
@@ -313,6 +383,7 @@ failures:
 import json
 import os
 import re
+import time
 
 from ansible.module_utils.basic import AnsibleModule
 
@@ -338,6 +409,16 @@ def planned(run, tools, pairs, port_base, id_prefix="", what="the plan needs"):
     """The pair tests of ``tools`` over ``pairs`` (every pair when empty) from ``port_base``, the inputs checked first;
     the module fails with the reason when they cannot be planned."""
     p = run.module.params
+    if p["schedule_full_max"] < 2:
+        run.fail("schedule_full_max must be 2 or more, got %d" % p["schedule_full_max"])
+    if p["schedule_rounds"] is not None and p["schedule_rounds"] < 3:
+        run.fail("schedule_rounds must be 3 or more (a host needs three partners), got %d" % p["schedule_rounds"])
+    launch = None
+    if p["execution"] == "launch":
+        if p["clock_max_offset"] <= 0 or p["slot_margin"] < 0 or p["launch_margin"] < 0 or p["poll_delay"] <= 0:
+            run.fail("clock_max_offset and poll_delay must be above 0, slot_margin and launch_margin not negative")
+        launch = dict(now=time.time(), clocks=p["clocks"], max_offset=p["clock_max_offset"], margin=p["slot_margin"],
+                      launch_margin=p["launch_margin"], poll_delay=p["poll_delay"])
     if not 1 <= p["port_base"] <= 65000:
         run.fail("port_base must be between 1 and 65000, got %d" % p["port_base"])
     if not 0 < p["bw_fraction"] <= 1:
@@ -349,7 +430,8 @@ def planned(run, tools, pairs, port_base, id_prefix="", what="the plan needs"):
     try:
         result = _validate.plan(p["hosts"], tools, pairs=pairs, port_base=port_base, bw_fraction=p["bw_fraction"],
                                 min_bw_gbps=p["min_bw_gbps"], max_lat_usec=p["max_lat_usec"], perftest=p["perftest"],
-                                id_prefix=id_prefix)
+                                id_prefix=id_prefix, schedule=p["schedule"], groups=_validate.cabling_groups(p["cabling"]),
+                                full_max=p["schedule_full_max"], sparse=p["schedule_rounds"], launch=launch)
     except _validate.PlanError as exc:
         run.fail(str(exc) if not id_prefix else "the anchor retests could not be planned: %s" % exc)
     if result["port_last"] > 65535:
@@ -370,12 +452,23 @@ def plan_retests(run):
     after = int(p["plan"].get("port_last", p["port_base"])) + 1
     if not pairs or not tools:
         # No retest: its ports end where the plan's do (the role's cleanup takes the range up to port_last).
-        run.update(plan=dict(tests=[], rounds=[], assignments=[], port_first=after - 1, port_last=after - 1,
-                             hosts_without_rdma=[]), retests=[])
+        run.update(plan=dict(tests=[], rounds=[], assignments=[], parts={}, execution=p["execution"],
+                             port_first=after - 1, port_last=after - 1, hosts_without_rdma=[]), retests=[])
         return
     result = planned(run, tools, pairs, after, "retest:", "the anchor retests need")
     run.update(plan=result, retests=[dict(suspect=pair["suspect"], anchor=pair["anchor"], test_id=test["id"])
                                      for pair, test in zip(pairs, result["tests"])])
+
+
+def wait_until(run):
+    """mode=wait: sleep on this (the controller's) clock until ``until``; in check mode, nothing is waited for."""
+    until = run.module.params["until"]
+    now = time.time()
+    if until is None or until - now > 86400:
+        run.fail("mode=wait needs until, at most a day ahead (got %s)" % until)
+    left = max(0.0, until - now) if not run.module.check_mode else 0.0
+    time.sleep(left)
+    run.update(waited=round(left, 3))
 
 
 def write_reports(run, dest, encoded):
@@ -451,12 +544,22 @@ def write_report(run):
 def main():
     module = AnsibleModule(
         argument_spec=dict(
-            mode=dict(type="str", required=True, choices=["plan", "retests", "write"]),
+            mode=dict(type="str", required=True, choices=["plan", "retests", "write", "wait"]),
+            until=dict(type="float"),
             hosts=dict(type="dict", default={}),
             host_checks=dict(type="dict", default={}),
             switches=dict(type="dict", default={}),
             tests=dict(type="list", elements="str", default=["rping", "ib_write_bw"]),
             pairs=dict(type="list", elements="dict", default=[]),
+            schedule=dict(type="str", choices=["auto", "full", "sparse"], default="auto"),
+            schedule_full_max=dict(type="int", default=32),
+            schedule_rounds=dict(type="int"),
+            execution=dict(type="str", choices=["launch", "rounds"], default="launch"),
+            clocks=dict(type="dict", default={}),
+            clock_max_offset=dict(type="float", default=10),
+            slot_margin=dict(type="float", default=3),
+            launch_margin=dict(type="float", default=15),
+            poll_delay=dict(type="float", default=10),
             port_base=dict(type="int", default=18515),
             bw_fraction=dict(type="float", default=0.9),
             min_bw_gbps=dict(type="float"),
@@ -484,11 +587,11 @@ def main():
             generated=dict(type="dict"),
             fail_on_error=dict(type="bool", default=False),
         ),
-        required_if=[("mode", "write", ("plan", "dest")), ("mode", "retests", ("plan",))],
+        required_if=[("mode", "write", ("plan", "dest")), ("mode", "retests", ("plan",)), ("mode", "wait", ("until",))],
         supports_check_mode=True,
     )
     run = ModuleRun(module)
-    run.execute(dict(plan=plan_tests, retests=plan_retests, write=write_report)[module.params["mode"]])
+    run.execute(dict(plan=plan_tests, retests=plan_retests, write=write_report, wait=wait_until)[module.params["mode"]])
 
 
 if __name__ == "__main__":

@@ -44,7 +44,10 @@ def collection_path():
 
 collection_path()
 from ansible_collections.roce.fabric.plugins.module_utils.validate.locate import locate  # noqa: E402  pylint: disable=wrong-import-position
-from ansible_collections.roce.fabric.plugins.module_utils.validate.schedule import circle_rounds  # noqa: E402  pylint: disable=wrong-import-position
+from ansible_collections.roce.fabric.plugins.module_utils.validate.schedule import (  # noqa: E402  pylint: disable=wrong-import-position
+    circle_rounds,
+    sparse_rounds,
+)
 from ansible_collections.roce.fabric.tests.fleet import model  # noqa: E402  pylint: disable=wrong-import-position
 
 PART = {"mtu": "nic_config"}
@@ -61,13 +64,13 @@ def distinct_faults(fleet, rng, count):
         fault = model.pick(fleet, rng.choice(model.FAULTS), rng)
         host = fault.get("host") or (fault.get("endpoint") or "").split("/")[0]
         switch = fault.get("switch") or fleet.endpoints.get(fault.get("endpoint"), {}).get("switch")
-        if fault["kind"] == "switch":
+        if fault["kind"] in ("switch", "uplink"):
             if switch in switches or any(fleet.endpoints["%s/%s" % (h, r)]["switch"] == switch
                                          for h in hosts for r in fleet.rails):
                 continue
         elif host in hosts or switch in switches:
             continue
-        if fault["kind"] == "switch":
+        if fault["kind"] in ("switch", "uplink"):
             switches.add(switch)
         else:
             hosts.add(host)
@@ -80,10 +83,10 @@ def parts_of(fleet):
     return len(fleet.endpoints) * 2 + len(fleet.hosts) + len(switches)  # ports, GPUs, hosts, switches
 
 
-def size_figures(size, rails, scenarios, clean, seed):
-    fleet = model.Fleet(size, rails=rails)
+def size_figures(size, rails, scenarios, clean, seed, schedule="full", sparse=None):
+    fleet = model.Fleet(size, rails=rails, schedule=schedule, sparse=sparse)
     out = dict(size=size, single=0, first=0, top3=0, multi_faults=0, multi_named=0, clean=clean, flagged=0,
-               replace=0, bound_broken=0, rounds_most=0, bound=None, seconds=0.0)
+               replace=0, bound_broken=0, rounds_most=0, bound=None, seconds=0.0, rounds=len(fleet.rounds))
     started = time.time()
     rng = random.Random(seed * 1000003 + size)
     for number in range(scenarios):
@@ -118,15 +121,88 @@ def size_figures(size, rails, scenarios, clean, seed):
     return out
 
 
-def big_figures(size, rails, seed):
-    fleet = model.Fleet(size, rails=rails)
+HOST_FAULTS = ("nic_port", "cable", "switch_port", "pcie_link", "gpu", "host", "miswire", "mtu")
+
+
+def fault_hosts(fault):
+    """The host a fault sits on (None for a switch or an uplink)."""
+    return fault.get("host") or ((fault.get("endpoint") or "").split("/")[0] or None)
+
+
+def bisection(fleet, faults, rng, transient=0.01):
+    """The baseline of a readiness engine's kind: the fleet as one group test (a collective over its hosts), a failing
+    group split in halves tested again in the next round (all groups of a round at once), down to single hosts or to
+    a group whose halves both pass (a link fault between them: two groups of hosts). Returns ``(rounds, named)``:
+    ``named`` the final suspects, each a list of hosts."""
+    bad_hosts = set(fault_hosts(f) for f in faults if fault_hosts(f))
+    leaf = fleet.leaf
+    dead_leaves = set(int(f["switch"].rsplit("-", 1)[1]) for f in faults if f["kind"] == "switch")
+    up_leaves = set(int(f["switch"].rsplit("-", 1)[1]) for f in faults if f["kind"] == "uplink")
+
+    def fails(group):
+        if rng.random() < transient:
+            return True
+        if len(group) < 2:
+            return bool(bad_hosts.intersection(group))
+        leaves = set(leaf[h] for h in group)
+        return bool(bad_hosts.intersection(group) or leaves & dead_leaves
+                    or (leaves & up_leaves and len(leaves) > 1))
+
+    rounds, named, tests = 0, [], [(tuple(fleet.hosts), None)]
+    while tests:
+        rounds += 1
+        outcome = [(group, parent, fails(group)) for group, parent in tests]
+        halves_of = {}
+        for group, parent, failed in outcome:
+            if parent is not None:
+                halves_of.setdefault(parent, []).append(failed)
+        # A group that failed while both its halves pass: what lies between them (or a transient failure of its test).
+        named.extend(list(parent) for parent, flags in halves_of.items() if not any(flags))
+        tests = []
+        for group, _parent, failed in outcome:
+            if not failed:
+                continue
+            if len(group) == 1:
+                named.append(list(group))
+            else:
+                middle = len(group) // 2
+                tests += [(group[:middle], group), (group[middle:], group)]
+    return rounds, named
+
+
+def baseline_figures(size, rails, scenarios, clean, seed):
+    """The bisection baseline on the same faults: rounds, the right host named alone, only a group of hosts named."""
+    fleet = model.Fleet(size, rails=rails, schedule="sparse")
+    rng = random.Random(seed * 1000003 + size)
+    out = dict(size=size, single=0, host_named=0, host_faults=0, group_only=0, rounds=[], clean=clean, flagged=0)
+    for number in range(scenarios):
+        kind = model.FAULTS[number % len(model.FAULTS)]
+        fault = model.pick(fleet, kind, rng)
+        rounds, named = bisection(fleet, [fault], rng)
+        out["single"] += 1
+        out["rounds"].append(rounds)
+        if kind in HOST_FAULTS:
+            out["host_faults"] += 1
+            out["host_named"] += [fault_hosts(fault)] in named
+        out["group_only"] += bool(named) and all(len(group) > 1 for group in named)
+    for _number in range(clean):
+        rounds, named = bisection(fleet, [], rng)
+        out["flagged"] += len(named)
+    return out
+
+
+def big_figures(size, rails, seed, schedule):
+    fleet = model.Fleet(size, rails=rails, schedule=schedule)
     rng = random.Random(seed)
     fault = model.pick(fleet, "cable", rng)
     rails_results, evidence, retest = model.run(fleet, [fault], seed)
 
     def once():
         started = time.time()
-        rounds = circle_rounds(fleet.hosts)
+        if schedule == "full":
+            rounds = circle_rounds(fleet.hosts)
+        else:
+            rounds = sparse_rounds(fleet.hosts, fleet.leaf)["rounds"]
         planned = time.time()
         result = locate(fleet.describe(), rails_results, evidence, retest)
         analysed = time.time()
@@ -147,7 +223,9 @@ def big_figures(size, rails, seed):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="8,32,128,512")
+    parser.add_argument("--sizes", default="128,512,2048")
+    parser.add_argument("--schedules", default="full,sparse")
+    parser.add_argument("--full-max", type=int, default=512, help="the largest size the full matrix is run at")
     parser.add_argument("--scenarios", type=int, default=1000)
     parser.add_argument("--scenarios-at", default="", help="SIZE=COUNT,... fewer scenarios for the large sizes")
     parser.add_argument("--clean", type=int, default=200)
@@ -156,26 +234,39 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     at = dict((int(k), int(v)) for k, v in (item.split("=") for item in args.scenarios_at.split(",") if item))
-    print("fault location on the fleet model: %d rails, leaves of 32 hosts, seed %d" % (args.rails, args.seed))
-    columns = ("hosts", "scenarios", "first", "top3", "multi named", "clean", "flagged", "replace", "retest rounds",
-               "seconds")
-    print("%6s %9s %7s %7s %12s %9s %10s %8s %14s %9s" % columns)
+    print("fault location on the fleet model: %d rails, leaves of 32 hosts, 4 spines a rail, seed %d; %d fault kinds: %s"
+          % (args.rails, args.seed, len(model.FAULTS), ", ".join(model.FAULTS)))
+    columns = ("hosts", "schedule", "scenarios", "first", "top3", "multi named", "clean", "flagged", "replace",
+               "rounds", "retest", "total", "seconds")
+    print("%6s %8s %9s %7s %7s %14s %6s %9s %8s %7s %11s %6s %8s" % columns)
     for size in [int(s) for s in args.sizes.split(",") if s]:
         count = at.get(size, args.scenarios)
         clean = min(args.clean, max(count // 5, 20)) if size in at else args.clean
-        f = size_figures(size, args.rails, count, clean, args.seed)
-        print("%6d %9d %6.1f%% %6.1f%% %5d/%-5d %.0f%% %9d %9.3f%% %8d %6d (<= %d)%s %9.0f" % (
-            size, f["single"], 100.0 * f["first"] / f["single"], 100.0 * f["top3"] / f["single"], f["multi_named"],
-            f["multi_faults"], 100.0 * f["multi_named"] / max(f["multi_faults"], 1), f["clean"],
-            100.0 * f["flagged_share"], f["replace"], f["rounds_most"], f["bound"] or 0,
-            "" if not f["bound_broken"] else " BROKEN x%d" % f["bound_broken"], f["seconds"]))
+        for schedule in [s for s in args.schedules.split(",") if s]:
+            if schedule == "full" and size > args.full_max:
+                continue
+            f = size_figures(size, args.rails, count, clean, args.seed, schedule)
+            print("%6d %8s %9d %6.1f%% %6.1f%% %6d/%-5d %3.0f%% %6d %8.3f%% %8d %7d %4d (<=%d)%s %6d %8.0f" % (
+                size, schedule, f["single"], 100.0 * f["first"] / f["single"], 100.0 * f["top3"] / f["single"],
+                f["multi_named"], f["multi_faults"], 100.0 * f["multi_named"] / max(f["multi_faults"], 1), f["clean"],
+                100.0 * f["flagged_share"], f["replace"], f["rounds"], f["rounds_most"], f["bound"] or 0,
+                "" if not f["bound_broken"] else " BROKEN x%d" % f["bound_broken"], f["rounds"] + f["rounds_most"],
+                f["seconds"]))
+            sys.stdout.flush()
+        b = baseline_figures(size, args.rails, count, clean, args.seed)
+        print("%6d %8s %9d  right host named alone %d/%d (%.1f%%), only a group of hosts %d/%d, rounds %d-%d "
+              "(median %d), fault-free runs flagging a group %d/%d; names a host at best, never the part" % (
+                  size, "bisect", b["single"], b["host_named"], b["host_faults"],
+                  100.0 * b["host_named"] / max(b["host_faults"], 1), b["group_only"], b["single"], min(b["rounds"]),
+                  max(b["rounds"]), sorted(b["rounds"])[len(b["rounds"]) // 2], b["flagged"], b["clean"]))
         sys.stdout.flush()
     if args.big:
-        b = big_figures(args.big, args.rails, args.seed)
-        print("%d x %d: %d rounds, %d pair results; plan %.1f s, analysis %.1f s, report %.1f s, total %.1f s; "
-              "peak %.0f MB (tracemalloc), report %d bytes; the injected cable named first: %s"
-              % (b["size"], b["rails"], b["rounds"], b["pairs"], b["plan_s"], b["analysis_s"], b["report_s"],
-                 b["total_s"], b["peak_mb"], b["report_bytes"], b["right"]))
+        for schedule in ("sparse", "full"):
+            b = big_figures(args.big, args.rails, args.seed, schedule)
+            print("%d x %d, %s: %d rounds, %d pair results; plan %.1f s, analysis %.1f s, report %.1f s, total %.1f s; "
+                  "peak %.0f MB (tracemalloc), report %d bytes; the injected cable named first: %s"
+                  % (b["size"], b["rails"], schedule, b["rounds"], b["pairs"], b["plan_s"], b["analysis_s"],
+                     b["report_s"], b["total_s"], b["peak_mb"], b["report_bytes"], b["right"]))
 
 
 if __name__ == "__main__":

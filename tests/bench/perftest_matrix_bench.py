@@ -19,7 +19,7 @@ Run with the project's environment (eval "$(tests/run env)").
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import importlib
 import json
 import os
 import shutil
@@ -46,10 +46,13 @@ sys.stdout.write(open({fixture!r}).read())
 
 
 def load_validate():
-    spec = importlib.util.spec_from_file_location("_validate", os.path.join(ROOT, "plugins", "module_utils", "validate", "plan.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """plan.py through ``ansible_collections.roce.fabric`` (its imports need the collection's name): a folder where
+    that name is this checkout."""
+    base = tempfile.mkdtemp(prefix="perftest-matrix-collection-")
+    os.makedirs(os.path.join(base, "ansible_collections", "roce"))
+    os.symlink(ROOT, os.path.join(base, "ansible_collections", "roce", "fabric"))
+    sys.path.insert(0, base)
+    return importlib.import_module("ansible_collections.roce.fabric.plugins.module_utils.validate.plan")
 
 
 def write(path, text):
@@ -76,18 +79,18 @@ def planner_table(validate):
     for n in (2, 3, 4, 8, 16, 32, 64):
         hosts = dict(("h%02d" % i, dict(ports=[dict(device="mlx5_0", port=1, rate_gbps=100, ipv4="10.0.%d.%d" % (i // 250, i % 250 + 1))]))
                      for i in range(n))
-        plan = validate.plan(hosts, ["ib_write_bw"])
+        plan = validate.plan(hosts, ["ib_write_bw"], schedule="full")
         print("%6d %7d %7d %11ds %11ds" % (n, len(plan["tests"]), len(plan["rounds"]), 5 * len(plan["tests"]),
                                            5 * len(plan["rounds"])))
 
 
-def run_playbook(workdir, forks, hosts, duration):
+def run_playbook(workdir, forks, hosts, duration, execution="rounds"):
     report = os.path.join(workdir, "report-forks%d" % forks)
     argv = ["ansible-playbook", "-i", os.path.join(workdir, "hosts.yml"), os.path.join(ROOT, "playbooks", "validate.yml"),
             "--forks", str(forks), "-e", "roce_validate_hosts=bench",
             "-e", json.dumps(dict(validate_tests=["ib_write_bw"], validate_perftest_duration=duration,
                                   validate_min_bw_gbps=1, validate_report_dir=report, validate_port_base=28700,
-                                  validate_gpu_health=False, validate_nccl=False))]
+                                  validate_gpu_health=False, validate_nccl=False, validate_execution=execution))]
     start = time.time()
     proc = subprocess.run(argv, capture_output=True, text=True, check=False)
     elapsed = time.time() - start
@@ -103,6 +106,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--hosts", type=int, default=4)
     parser.add_argument("--duration", type=int, default=4)
+    parser.add_argument("--execution", default="rounds", choices=["rounds", "launch"],
+                        help="the validate role's validate_execution (rounds: the play runs one round after the other)")
     args = parser.parse_args()
     validate = load_validate()
     planner_table(validate)
@@ -126,7 +131,7 @@ def main():
         print("\nmeasured: %d hosts on this machine, stand-in ib_write_bw of %d s per test" % (args.hosts, args.duration))
         results = {}
         for forks in (args.hosts, 1):
-            elapsed, report = run_playbook(workdir, forks, args.hosts, args.duration)
+            elapsed, report = run_playbook(workdir, forks, args.hosts, args.duration, args.execution)
             rounds = sorted(set(t["round"] for t in report["tests"]))
             results[forks] = elapsed
             print("--forks %-2d tests %d, rounds %d, all passed %s, playbook wall time %.1f s" % (

@@ -24,20 +24,27 @@ host           every pair of every rail of the host fails
 switch         every pair through the leaf fails
 miswire        two ports of one host swapped between their rails' leaves: their pairs fail, LLDP shows it
 mtu            the port's MTU is 1500 on a 9000 rail: half its pairs fail
+uplink         one leaf-to-spine link: the tests that leave the leaf and whose path ECMP hashes onto that spine
+               (a quarter, with four spines) slow or failing as a cable's; receive errors on the leaf's uplink port
 =============  ==========================================================================================
+
+A leaf has one uplink to each of its rail's ``spines`` (ports ``swp<hosts_per_leaf + 1 + s>``); a test between two
+leaves takes the spine its pair hashes to (CRC-32 of the two names and the rail), as ECMP on RoCE v2's UDP source
+port would; a test within a leaf never leaves it.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import zlib
 
 from ansible_collections.roce.fabric.plugins.module_utils.qos.counters import deltas, parse_ethtool_stats
 from ansible_collections.roce.fabric.plugins.module_utils.nvue import parsers as nvue_parsers
 from ansible_collections.roce.fabric.plugins.module_utils.validate import lldp, pcie
-from ansible_collections.roce.fabric.plugins.module_utils.validate.schedule import circle_rounds
+from ansible_collections.roce.fabric.plugins.module_utils.validate.schedule import circle_rounds, sparse_rounds
 
-FAULTS = ("nic_port", "cable", "switch_port", "pcie_link", "gpu", "host", "switch", "miswire", "mtu")
+FAULTS = ("nic_port", "cable", "switch_port", "pcie_link", "gpu", "host", "switch", "miswire", "mtu", "uplink")
 ETHTOOL_NAMES = ("rx_packets", "tx_packets", "rx_bytes", "tx_bytes", "rx_crc_errors_phy", "rx_symbol_err_phy",
                  "rx_corrected_bits_phy", "rx_bits_phy", "link_down_events_phy", "rx_discards_phy",
                  "tx_pause_ctrl_phy", "rx_pci_signal_integrity")
@@ -83,8 +90,10 @@ def link_text(width, max_width=16, speed="32.0 GT/s PCIe", max_speed="32.0 GT/s 
 
 
 class Fleet(object):
-    def __init__(self, hosts, rails=8, hosts_per_leaf=32, line_gbps=400.0):
+    def __init__(self, hosts, rails=8, hosts_per_leaf=32, line_gbps=400.0, schedule="full", sparse=None, spines=4):
         self.hosts = ["h%04d" % i for i in range(hosts)]
+        self.hosts_per_leaf = hosts_per_leaf
+        self.spines = spines
         self.rails = ["r%d" % r for r in range(rails)]
         self.line_gbps = line_gbps
         self.endpoints = {}
@@ -95,7 +104,13 @@ class Fleet(object):
                     pci="0000:%02x:00.0" % (0x18 + 0x10 * r), upstream="0000:%02x:01.0" % (0x17 + 0x10 * r),
                     mac="02:72:%02x:%02x:%02x:00" % (i // 256, i % 256, r),
                     switch="leaf-%s-%d" % (rail, i // hosts_per_leaf), switch_port="swp%d" % (i % hosts_per_leaf + 1))
-        self.rounds = circle_rounds(self.hosts)
+        # The pair tests' rounds: the full matrix, or the sparse first pass with the leaves as its groups (``sparse``
+        # rounds, the schedule's default when None).
+        self.leaf = dict((host, i // hosts_per_leaf) for i, host in enumerate(self.hosts))
+        if schedule == "full":
+            self.rounds = circle_rounds(self.hosts)
+        else:
+            self.rounds = sparse_rounds(self.hosts, self.leaf, sparse)["rounds"]
 
     def describe(self, plan=True):
         """What the engine is told of the fleet: with ``plan``, each port's switch and switch port (the site's cabling
@@ -122,6 +137,10 @@ def pick(fleet, kind, rng):
         return dict(kind=kind, host=host, ids=[host])
     if kind == "switch":
         return dict(kind=kind, switch=wiring["switch"], ids=[wiring["switch"]])
+    if kind == "uplink":
+        spine = rng.randrange(fleet.spines)
+        return dict(kind=kind, switch=wiring["switch"], spine=spine,
+                    ids=["%s/swp%d" % (wiring["switch"], fleet.hosts_per_leaf + 1 + spine)])
     if kind == "miswire":
         other = rng.choice([r for r in fleet.rails if r != rail])
         second = "%s/%s" % (host, other)
@@ -181,6 +200,11 @@ def run(fleet, faults, seed, noise=0.05, transient=0.01, benign=0.005, gpus=True
         elif kind == "mtu":
             bad_endpoint[endpoint] = ("mixed", 0.5, 1.0)
             readings.setdefault(endpoint, {})["mtu"] = 1500
+    bad_uplink = {}   # (leaf, spine) -> how the tests through it behave
+    for fault in faults:
+        if fault["kind"] == "uplink":
+            bad_uplink[(fault["switch"], fault["spine"])] = ("mixed", 0.3, rng.uniform(0.2, 0.7))
+            switch_ports[fault["ids"][0]] = dict(in_errors=rng.randint(100, 10000))
     for host in dead_hosts:
         for rail in fleet.rails:
             bad_endpoint["%s/%s" % (host, rail)] = ("mixed", 1.0, 0.0)
@@ -193,8 +217,13 @@ def run(fleet, faults, seed, noise=0.05, transient=0.01, benign=0.005, gpus=True
         if rng.random() < transient:
             return False, None
         factor = 1.0
-        for end in (a, b):
-            behaviour = bad_endpoint.get(end)
+        behaviours = [bad_endpoint.get(a), bad_endpoint.get(b)]
+        if bad_uplink:
+            left, right = fleet.endpoints[a]["switch"], fleet.endpoints[b]["switch"]
+            if left != right:
+                spine = zlib.crc32(("%s %s" % (a, b)).encode()) % fleet.spines
+                behaviours += [bad_uplink.get((left, spine)), bad_uplink.get((right, spine))]
+        for behaviour in behaviours:
             if behaviour:
                 _how, p_fail, slow = behaviour
                 if rng.random() < p_fail:

@@ -248,7 +248,7 @@ def test_rping_perftest_and_the_contracts_dscp_on_the_wire(vms, tmp_path):
         # nothing to retest: two hosts cannot tell which end of a pair is at fault.
         assert re.search(r"TASK \[roce\.fabric\.validate : Plan the anchor retests of the matrix's suspects\][^\n]*\n"
                          r"ok: \[node1 -> localhost\]", proc.stdout), proc.stdout[-3000:]
-        retest_rounds = proc.stdout.split("Run the anchor retests, round by round]")[1].split("TASK [")[0]
+        retest_rounds = proc.stdout.split("Run the anchor retests, one launch per host]")[1].split("TASK [")[0]
         assert "skipping: [node1]" in retest_rounds and "included" not in retest_rounds, retest_rounds
         assert report["location"]["retests"] == [] and "three hosts or more" in report["location"]["note"]
 

@@ -84,6 +84,7 @@ PART_ACTIONS = {
     "gpu": "replace GPU %(where)s",
     "host": "take %(where)s out of service and inspect it (every rail fails with it)",
     "switch": "inspect switch %(where)s: most of its ports fail",
+    "uplink": "replace the cable or optic of %(where)s (leaf to spine), or take it out of the ECMP group",
 }
 
 
@@ -143,6 +144,7 @@ def rail_suspects(outcome, base_rate=None, alpha=1e-3):
     names, bad, tested, total = outcome["names"], outcome["bad"], outcome["tested"], outcome["pairs"]
     left = list(bad)
     chosen = []
+    explained = {}
     while left:
         counts = {}
         for ia, ib in left:
@@ -150,8 +152,9 @@ def rail_suspects(outcome, base_rate=None, alpha=1e-3):
             counts[ib] = counts.get(ib, 0) + 1
         top = max(counts, key=lambda i: (counts[i], -i))
         others = [pair for pair in left if top not in pair]
-        # Its pairs with the suspects already chosen are explained by them (one each in a full matrix).
-        tests = max(tested[top] - len(chosen), counts[top], 1)
+        # Its bad pairs with the suspects already chosen are explained by them: not tests of its own (one each with
+        # the full matrix, none or a few with a sparse schedule).
+        tests = max(tested[top] - explained.get(top, 0), counts[top], 1)
         if base_rate is not None:
             rate = base_rate
         else:
@@ -164,6 +167,10 @@ def rail_suspects(outcome, base_rate=None, alpha=1e-3):
         if counts[top] < 2 or not (mostly or binomial_tail(counts[top], tests, rate) * max(len(names), 1) <= alpha):
             break
         chosen.append(top)
+        for ia, ib in left:
+            if top in (ia, ib):
+                other = ib if ia == top else ia
+                explained[other] = explained.get(other, 0) + 1
         left = others
     suspects = [dict(endpoint=names[i], failed=sum(1 for pair in bad if i in pair), tested=tested[i]) for i in chosen]
     return {"suspects": suspects, "bad_pairs": [(names[a], names[b]) for a, b in bad], "unexplained": len(left),
@@ -556,7 +563,76 @@ def ras_host_finding(findings, host, ranks):
     findings.append(_finding("host", host, host, [item]))
 
 
-def rail_retests(endpoints, rails, bw_fraction=0.93, alpha=1e-3):
+def leaf_paths(outcome, switch_of, results, base_rate=None, alpha=1e-3):
+    """The switches of one rail whose paths to the other leaves fail: ``[{switch, failed, tested, endpoints}]`` and
+    the bad pairs they explain (as ``outcome["bad"]``'s index pairs).
+
+    An endpoint that fails most of its pairs is its own fault and is left out (with its pairs). For each switch, its
+    endpoints' pairs with endpoints of other switches ("crossing"): the endpoints whose share of bad crossing pairs
+    stands out against the leaf's own are left out one by one (their own faults); when the rest - half of them at
+    least - still fail more than chance allows at ``base_rate`` (binomial tail, Bonferroni over the rail's switches),
+    while the pairs that stay on the switch do not, the fault is on the way out of the leaf -
+    its uplinks or what is beyond them - not on a host, which would fail in a few endpoints only, nor the switch
+    itself, whose own pairs would fail too. Costs one pass over the rail's results.
+    """
+    names, bad, tested = outcome["names"], outcome["bad"], outcome["tested"]
+    index = dict((name, i) for i, name in enumerate(names))
+    switch = [switch_of.get(name) for name in names]
+    counts = [0] * len(names)
+    for ia, ib in bad:
+        counts[ia] += 1
+        counts[ib] += 1
+    mostly = set(i for i, count in enumerate(counts) if count * 2 > max(tested[i], 1))
+    cross_n, cross_bad, same_n, same_bad = [0] * len(names), [0] * len(names), {}, {}
+    bad_set = set(bad)
+    for a, b, _ok, _bw in results:
+        ia, ib = index[a], index[b]
+        if ia in mostly or ib in mostly or switch[ia] is None or switch[ib] is None:
+            continue
+        failed = (ia, ib) in bad_set
+        if switch[ia] == switch[ib]:
+            same_n[switch[ia]] = same_n.get(switch[ia], 0) + 1
+            same_bad[switch[ia]] = same_bad.get(switch[ia], 0) + failed
+            continue
+        for i in (ia, ib):
+            cross_n[i] += 1
+            cross_bad[i] += failed
+    by_switch = {}
+    for i, name in enumerate(names):
+        if i not in mostly and switch[i] is not None and cross_n[i]:
+            by_switch.setdefault(switch[i], []).append(i)
+    rate = base_rate
+    if rate is None:
+        total = sum(cross_n) // 2 + sum(same_n.values())
+        rate = float(sum(cross_bad) // 2 + sum(same_bad.values())) / max(total, 1)
+    rate = max(rate, 0.5 / max(outcome["pairs"], 1))
+    found, explained = [], set()
+    for name, members in sorted(by_switch.items(), key=lambda item: str(item[0])):
+        if len(members) < 4:
+            continue
+        # The endpoints that stand out against the leaf's own share are their own faults: left out, one by one.
+        common = list(members)
+        while len(common) > len(members) // 2:
+            share = float(sum(cross_bad[i] for i in common)) / sum(cross_n[i] for i in common)
+            worst = min(common, key=lambda i: binomial_tail(cross_bad[i], cross_n[i], share))
+            if cross_bad[worst] < 2 or binomial_tail(cross_bad[worst], cross_n[worst], share) * len(common) > alpha:
+                break
+            common.remove(worst)
+        failed, tests = sum(cross_bad[i] for i in common), sum(cross_n[i] for i in common)
+        if failed < 3 or binomial_tail(failed, tests, rate) * len(by_switch) > alpha:
+            continue
+        if same_n.get(name) and binomial_tail(same_bad.get(name, 0), same_n[name], rate) * len(by_switch) <= alpha:
+            continue  # its own pairs fail too: the switch, not the way out of it
+        mine = set(members)
+        pairs = [(ia, ib) for ia, ib in bad if (ia in mine) != (ib in mine) and ia not in mostly and ib not in mostly
+                 and switch[ia] != switch[ib]]
+        explained.update(pairs)
+        found.append(dict(switch=name, failed=sum(cross_bad[i] for i in members), tested=sum(cross_n[i] for i in members),
+                          endpoints=len(members), same_tested=same_n.get(name, 0), same_failed=same_bad.get(name, 0)))
+    return found, explained
+
+
+def rail_retests(endpoints, rails, bw_fraction=0.93, alpha=1e-3, paths=None):
     """Each rail's suspects and the anchor retests that would confirm them: ``{rail: (rail_suspects' summary,
     schedule.anchor_retests' plan)}`` (a plan without rounds where the rail has no suspect). ``endpoints``: the fleet's
     ``{endpoint: {rail, ...}}``; ``rails``: ``{rail: [(a, b, ok, bw_gbps), ...]}``. The suspects are judged against
@@ -569,8 +645,15 @@ def rail_retests(endpoints, rails, bw_fraction=0.93, alpha=1e-3):
         judged[rail] = rail_outcomes(sorted(names), results, bw_fraction)
     base_rate = fleet_base_rate(list(judged.values()))
     planned = {}
+    switch_of = dict((name, wiring.get("switch")) for name, wiring in endpoints.items())
     for rail, results in sorted(rails.items()):
         names = judged[rail]["names"]
+        if paths is not None:
+            # A leaf whose way out fails explains the bad pairs crossing it; they are no endpoint's.
+            found, explained = leaf_paths(judged[rail], switch_of, results, base_rate, alpha)
+            if found:
+                paths[rail] = found
+                judged[rail] = dict(judged[rail], bad=[pair for pair in judged[rail]["bad"] if pair not in explained])
         summary = rail_suspects(judged[rail], base_rate, alpha)
         plan = dict(suspects=[], rounds=[], untested=[])
         mine = set(entry["endpoint"] for entry in summary["suspects"])
@@ -623,7 +706,8 @@ def locate(fleet, rails, evidence=None, retests=None, bw_fraction=0.93, alpha=1e
     summaries, suspects, transient = {}, {}, []
     rounds_needed = 0
     outcomes = {}
-    for rail, (summary, plan) in sorted(rail_retests(endpoints, rails, bw_fraction, alpha).items()):
+    paths = {}
+    for rail, (summary, plan) in sorted(rail_retests(endpoints, rails, bw_fraction, alpha, paths).items()):
         summaries[rail] = dict((key, value) for key, value in summary.items() if key != "bad_pairs")
         rounds_needed = max(rounds_needed, len(plan["rounds"]))
         for rnd in plan["rounds"]:
@@ -676,6 +760,31 @@ def locate(fleet, rails, evidence=None, retests=None, bw_fraction=0.93, alpha=1e
                                                 % (switch, others))]
             findings.append(_finding("switch", switch, switch, evidence_list))
             absorbed.update(bad)
+    # Leaves whose way out fails: the uplink whose switch port counted errors, else the leaf's uplinks.
+    host_ports = set("%s/%s" % (w.get("switch"), w.get("switch_port")) for w in endpoints.values() if w.get("switch"))
+    for rail, found in sorted(paths.items()):
+        for entry in found:
+            leaf = entry["switch"]
+            text = ("%d of the %d tests from %s's %d endpoints to other leaves failed or were slow, %d of its %d tests "
+                    "within the leaf" % (entry["failed"], entry["tested"], leaf, entry["endpoints"], entry["same_failed"],
+                                         entry["same_tested"]))
+            counted = []
+            for key, port in switch_ports.items():
+                if key.startswith("%s/" % leaf) and key not in host_ports:
+                    errors = _sum(port, SWITCH_RX_ERRORS) + _sum(port, SWITCH_TX)
+                    if errors >= PHY_ERROR_MIN:
+                        counted.append((errors, key))
+            if counted:
+                errors, key = max(counted)
+                others = ["%s (%d)" % (k, e) for e, k in sorted(counted, reverse=True)[1:3]]
+                findings.append(_finding("uplink", key, key, [
+                    ("matrix", text), ("switch_rx", "%d receive or transmit errors on %s, a port no host of the plan is "
+                                                    "on%s" % (errors, key, "; also " + ", ".join(others) if others else ""))]))
+            else:
+                why = ("no port of %s that no host is on counted errors" % leaf if switch_ports
+                       else "the switches' counters were not read: which uplink is not known")
+                findings.append(_finding("uplink", "%s/uplinks" % leaf, "the uplinks of %s" % leaf,
+                                         [("matrix", text + "; " + why)]))
     # Endpoints: the part on the path.
     rail_mtus, rail_speeds = {}, {}
     for name, found in readings.items():

@@ -32,7 +32,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.common.run import (
     CommandRunner,
     FabricError,
 )
-from ansible_collections.roce.fabric.plugins.module_utils.validate.perftest import judge, tool_argv
+from ansible_collections.roce.fabric.plugins.module_utils.validate.perftest import TOOLS, judge, tool_argv
 from ansible_collections.roce.fabric.plugins.module_utils.validate.process import (
     alive,
     parse_cm_listeners,
@@ -48,6 +48,60 @@ LISTEN_BANNER = "Waiting for client to connect"
 # output to a file and keeps its exit code; argv passes as arguments.
 SERVER_SCRIPT = ('exec > /dev/null 2>&1 < /dev/null; echo $$ > "$1"; out=$2; shift 2; '
                  '"$@" > "$out" 2>&1; echo $? > "$out.rc"')
+
+
+def perftest_argument_spec():
+    """roce.fabric.perftest's arguments: the module's, and each side a pair_schedule slot runs."""
+    return dict(
+        tool=dict(type="str", default="ib_write_bw", choices=list(TOOLS)),
+        mode=dict(type="str", required=True, choices=["server", "client", "collect", "cleanup"]),
+        port=dict(type="int", required=True),
+        port_last=dict(type="int"),
+        server=dict(type="str"),
+        device=dict(type="str"),
+        ib_port=dict(type="int", default=1),
+        gid_index=dict(type="int"),
+        rdma_cm=dict(type="bool", default=True),
+        tos=dict(type="int"),
+        size=dict(type="int"),
+        all_sizes=dict(type="bool", default=False),
+        duration=dict(type="int"),
+        iterations=dict(type="int"),
+        qps=dict(type="int"),
+        extra_args=dict(type="list", elements="str", default=[]),
+        numa_node=dict(type="int"),
+        timeout=dict(type="int", default=60),
+        start_timeout=dict(type="int", default=15),
+        min_bw_gbps=dict(type="float"),
+        max_lat_usec=dict(type="float"),
+        fail_on_error=dict(type="bool", default=True),
+        kill_stray=dict(type="bool", default=False),
+        run_dir=dict(type="path", default="/var/tmp/roce-fabric-perftest"),
+        executable=dict(type="path"),
+    )
+
+
+def params_problem(params):
+    """Why a side's arguments cannot run (a message), or None."""
+    port = params["port"]
+    if not 1 <= port <= 65535 or (params["port_last"] is not None and not port <= params["port_last"] <= 65535):
+        return "port must be 1-65535 and port_last between port and 65535 (got %s, %s)" % (port, params["port_last"])
+    for key in ("timeout", "start_timeout"):
+        if params[key] < 1:
+            return "%s must be at least 1 second" % key
+    for key in ("size", "duration", "iterations", "qps"):
+        if params[key] is not None and params[key] < 1:
+            return "%s must be a positive number" % key
+    run_dir = params["run_dir"] or ""
+    if not os.path.isabs(run_dir) or os.path.normpath(run_dir) in ("/", "//") or \
+            any(part in (".", "..") for part in run_dir.split("/")) or any(ord(c) < 32 or ord(c) == 127 for c in run_dir):
+        return ("run_dir must be an absolute path below / without . or .. parts or control characters (got %r)"
+                % run_dir)
+    if params["tos"] is not None and not 0 <= params["tos"] <= 255:
+        return "tos must be 0-255 (got %s)" % params["tos"]
+    if params["mode"] == "client" and not params.get("server"):
+        return "mode is client but the following are missing: server"
+    return None
 
 
 class Finished(Exception):

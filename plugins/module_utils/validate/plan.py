@@ -21,7 +21,9 @@ import math
 import re
 
 from ansible_collections.roce.fabric.plugins.module_utils.validate.findings import pair_matrix
-from ansible_collections.roce.fabric.plugins.module_utils.validate.schedule import circle_rounds
+from ansible_collections.roce.fabric.plugins.module_utils.validate.launch import LaunchError, host_parts
+from ansible_collections.roce.fabric.plugins.module_utils.validate.schedule import (circle_rounds, schedule_kind,
+                                                                                    sparse_rounds, FULL_MATRIX_MAX)
 
 PAIR_TOOLS = ("rping", "ib_write_bw", "ib_read_bw", "ib_send_bw", "ib_write_lat", "ib_read_lat", "ib_send_lat")
 LAT_TOOLS = ("ib_write_lat", "ib_read_lat", "ib_send_lat")
@@ -95,8 +97,21 @@ def side_outcome(part, server=None, client=None, collect=None):
                  summary=source.get("summary"), result=source.get("result"))]
 
 
+def cabling_groups(cabling):
+    """Each host's leaves as the cabling plan (``{host: {netdev: {switch, port}}}``) names them: ``{host: "leafA,
+    leafB"}``, the group the sparse schedule crosses with every other (hosts the plan leaves out are one group)."""
+    groups = {}
+    for host, ports in (cabling or {}).items():
+        switches = sorted(set(str(wiring.get("switch")) for wiring in (ports or {}).values()
+                              if isinstance(wiring, dict) and wiring.get("switch")))
+        if switches:
+            groups[host] = ",".join(switches)
+    return groups
+
+
 def plan(hosts, tests, pairs=None, port_base=18515, bw_fraction=0.9, min_bw_gbps=None, max_lat_usec=None,
-         perftest=None, id_prefix=""):
+         perftest=None, id_prefix="", schedule="auto", groups=None, full_max=FULL_MATRIX_MAX, sparse=None,
+         launch=None):
     """Plan the pair tests.
 
     ``hosts``: inventory name -> ``{ports: [...]}`` as rdma_facts' ``ports`` (first port used),
@@ -112,6 +127,15 @@ def plan(hosts, tests, pairs=None, port_base=18515, bw_fraction=0.9, min_bw_gbps
     (per round: host -> ``{role, test, args}``: ``args`` the perftest arguments of its side, ``side_args`` with
     ``perftest``, the options all tests share), ``port_first``, ``port_last`` and ``hosts_without_rdma``.
     ``id_prefix`` sets another plan's tests apart (the anchor retests': ``retest:``), their results too.
+
+    Without ``pairs``, ``schedule`` picks the pairs (``schedule.schedule_kind``): ``full``, every pair in the circle
+    method's rounds; ``sparse``, the sparse first pass (``schedule.sparse_rounds`` over ``groups``, host -> leaf,
+    ``sparse`` rounds); ``auto``, the full matrix up to ``full_max`` hosts. The result's ``schedule`` says which, its
+    rounds, the fewest partners a host met and the groups it left uncrossed.
+
+    ``launch``: ``{now, clocks, max_offset, margin, launch_margin, poll_delay}`` makes the plan one launch per host
+    (``launch.host_parts``): ``execution`` ``launch``, each host's ``parts`` and the ``launch`` times instead of the
+    round-by-round ``assignments``; raises PlanError when a host's clock is too far off.
     """
     unknown = [t for t in tests if t not in PAIR_TOOLS]
     if unknown:
@@ -130,7 +154,27 @@ def plan(hosts, tests, pairs=None, port_base=18515, bw_fraction=0.9, min_bw_gbps
             pair_list.append((server, client, pair.get("server_address")))
     else:
         usable = [h for h in names if h not in without]
-        pair_list = [(a, b, None) for i, a in enumerate(usable) for b in usable[i + 1:]]
+        try:
+            kind = schedule_kind(schedule, len(usable), full_max)
+        except ValueError as exc:
+            raise PlanError(str(exc))
+        if kind == "full":
+            pair_rounds = circle_rounds(usable)
+            sparse_plan = None
+        else:
+            sparse_plan = sparse_rounds(usable, dict((h, (groups or {}).get(h, "")) for h in usable), sparse)
+            pair_rounds = sparse_plan["rounds"]
+        if kind == "full":
+            pair_list = [(a, b, None) for i, a in enumerate(usable) for b in usable[i + 1:]]
+        else:
+            pair_list = [(a, b, None) for rnd in pair_rounds for a, b in rnd]
+        partners = {}
+        for a, b, _address in pair_list:
+            partners[a] = partners.get(a, 0) + 1
+            partners[b] = partners.get(b, 0) + 1
+        used_schedule = dict(kind=kind, pair_rounds=len(pair_rounds), pairs=len(pair_list),
+                             fewest_partners=min(partners.values()) if partners else 0,
+                             uncrossed=[list(pair) for pair in (sparse_plan or {}).get("uncrossed", [])])
     planned = []
     port = port_base
     for server, client, address in pair_list:
@@ -144,9 +188,9 @@ def plan(hosts, tests, pairs=None, port_base=18515, bw_fraction=0.9, min_bw_gbps
     rounds = []
     busy = []
     if not pairs:
-        # The full matrix: the circle method's rounds (N-1 for even N, N for odd), each tool of a pair in a round of
-        # its own, so no NIC is in two tests at once.
-        circle = dict((pair, number) for number, rnd in enumerate(circle_rounds(usable)) for pair in rnd)
+        # The schedule's rounds (the full matrix: the circle method's N-1 for even N, N for odd), each tool of a pair in
+        # a round of its own, so no NIC is in two tests at once.
+        circle = dict((pair, number) for number, rnd in enumerate(pair_rounds) for pair in rnd)
         slots = {}
         for test in planned:
             if test["status"] != "planned":
@@ -178,8 +222,17 @@ def plan(hosts, tests, pairs=None, port_base=18515, bw_fraction=0.9, min_bw_gbps
             entry[test["server"]] = dict(role="server", test=test, args=side_args(test, "server", perftest))
             entry[test["client"]] = dict(role="client", test=test, args=side_args(test, "client", perftest))
         assignments.append(entry)
-    return dict(tests=planned, rounds=rounds, assignments=assignments, port_first=port_base,
-                port_last=max(port - 1, port_base), hosts_without_rdma=without)
+    result = dict(tests=planned, rounds=rounds, assignments=assignments, port_first=port_base,
+                  port_last=max(port - 1, port_base), hosts_without_rdma=without, execution="rounds",
+                  schedule=dict(kind="pairs", pair_rounds=len(rounds), pairs=len(pair_list)) if pairs else used_schedule)
+    if launch is not None:
+        options = dict(launch)
+        try:
+            launched = host_parts(result, options.pop("now"), **options)
+        except LaunchError as exc:
+            raise PlanError(str(exc))
+        result.update(execution="launch", assignments=[], parts=launched["parts"], launch=launched["launch"])
+    return result
 
 
 def _test(number, tool, server, client, hosts, port, bw_fraction, min_bw_gbps, max_lat_usec, id_prefix=""):
@@ -242,17 +295,37 @@ def merge_results(plan_result, side_results):
             test["unit"] = result.get("unit")
             if result.get("peak"):
                 test["peak"] = result["peak"]
+    launched = plan_result.get("execution") == "launch"
+    for side in side_results or []:
+        test = by_id.get(side.get("test_id"))
+        if test is not None and side.get("role") == "server" and side.get("started") is False:
+            test["server_started"] = False
+        if test is not None and side.get("slot") is not None:
+            test["slot"] = side["slot"]
     for test in tests:
         if test["status"] != "planned":
             continue
         client_ok, server_ok = test.get("client_passed"), test.get("server_passed")
+        late = [role for role in ("server", "client") if test.get("%s_cause" % role) == "late_start"]
         if client_ok is None and server_ok is None:
             test.update(status="not_run", cause="not_run", msg="the test did not run (check mode or an earlier failure)")
         elif client_ok and server_ok is not False:
             test.update(status="passed", cause=None, msg=_number_msg(test))
+        elif late:
+            # One side's host reached the slot too late to run it: the other side's failure follows from that.
+            test.update(status="failed", cause="late_start", msg="%s side (%s): %s" % (
+                late[0], test[late[0]], test.get("%s_msg" % late[0])))
+        elif launched and (client_ok is None or server_ok is None):
+            # A launched part returns every slot's record: a side without one is a host whose run was lost or stalled.
+            missing = "client" if client_ok is None else "server"
+            present = "server" if missing == "client" else "client"
+            msg = "no record of the %s side came back from %s (its run was lost or stalled); %s side: %s" % (
+                missing, test[missing], present, test.get("%s_msg" % present) or "passed")
+            test.update(status="failed", cause="peer_lost", msg=msg)
         else:
             role = "client" if client_ok is False else "server"
-            if client_ok is None:
+            if client_ok is None or test.get("server_started") is False:
+                # A client that found no server: the server's own cause (it did not start) is the test's.
                 role = "server"
             test.update(status="failed", cause=test.get("%s_cause" % role) or "tool_error",
                         msg="%s side: %s" % (role, test.get("%s_msg" % role) or "did not run"))

@@ -25,11 +25,24 @@ import time
 from ansible_collections.roce.fabric.plugins.module_utils.validate.perftest import TOOLS
 
 
+def _net_namespace(pid):
+    """The network namespace of ``pid`` (``net:[4026531840]``), or None where it cannot be read."""
+    try:
+        return os.readlink("/proc/%s/ns/net" % pid)
+    except (IOError, OSError):
+        return None
+
+
 def stray_processes(port_first, port_last, exclude=()):
-    """Processes of the known tools holding a port in the range (from /proc/<pid>/cmdline)."""
+    """Processes of the known tools holding a port in the range (from /proc/<pid>/cmdline), in this process's network
+    namespace: a tool in another one (a pod's, a container's) holds no port of this host's stack."""
     found = []
+    mine = _net_namespace("self")
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) in exclude:
+            continue
+        theirs = _net_namespace(name)
+        if mine and theirs and theirs != mine:
             continue
         try:
             with open("/proc/%s/cmdline" % name, "rb") as handle:

@@ -13,6 +13,11 @@ two tests at once and every round runs in parallel. A pair that failed or was sl
 anchors (hosts that passed with others): each end of the pair against a different anchor, the retests packed into
 rounds with no host twice, at most ``ceil(log2 N) + 2`` rounds.
 
+A fleet too large for N-1 rounds gets a sparse first pass instead (``sparse_rounds``): a few rounds of disjoint pairs
+in which every host meets at least three partners (a bad host fails with all of them, each of its partners with one:
+the two look different), every pair of leaves (the groups the cabling plan gives) is crossed by at least one test,
+and no pair meets twice; at most ``2 * ceil(log2 N) + 2`` rounds. ``schedule_kind`` picks between the two.
+
 Results are judged per rail and test against a robust baseline (median and MAD): a bandwidth below
 ``bw_fraction`` (0.93) of the rail's best, or a latency above ``lat_factor`` (2.1) times its best, is an outlier,
 as is one more than ``mad_k`` MADs from the median on the wrong side.
@@ -21,6 +26,7 @@ as is one more than ``mad_k`` MADs from the median on the wrong side.
 from __future__ import annotations
 
 import math
+import random
 
 
 def circle_rounds(names):
@@ -48,6 +54,124 @@ def circle_rounds(names):
         # Keep the first host fixed, turn the others one place.
         ring = [ring[0], ring[-1]] + ring[1:-1]
     return rounds
+
+
+FULL_MATRIX_MAX = 32
+KINDS = ("auto", "full", "sparse")
+
+
+def sparse_bound(count):
+    """The most rounds the sparse first pass of ``count`` hosts may take: ``2 * ceil(log2 N) + 2``."""
+    return 2 * int(math.ceil(math.log(max(count, 2), 2))) + 2
+
+
+def sparse_default_rounds(count):
+    """The sparse first pass's rounds when none is asked for: ``ceil(log2 N) + 2`` (7 for 32 hosts, 13 for 2,048),
+    never fewer than three (the partners a host needs to tell its own fault from a partner's)."""
+    return max(3, int(math.ceil(math.log(max(count, 2), 2))) + 2)
+
+
+def schedule_kind(kind, count, full_max=FULL_MATRIX_MAX):
+    """``full`` or ``sparse`` for ``count`` hosts: ``auto`` is the full matrix up to ``full_max`` hosts, the sparse
+    first pass above; the full matrix also wherever it takes no more rounds than the sparse pass would."""
+    if kind not in KINDS:
+        raise ValueError("unknown schedule '%s' (known: %s)" % (kind, ", ".join(KINDS)))
+    if kind == "auto":
+        kind = "full" if count <= full_max else "sparse"
+    if kind == "sparse" and count - 1 <= sparse_default_rounds(count):
+        kind = "full"
+    return kind
+
+
+def sparse_rounds(names, groups=None, rounds=None, seed=0):
+    """A sparse first pass over ``names``: ``{"rounds": [[(a, b), ...], ...], "partners": {name: count},
+    "uncrossed": [(group, group), ...], "bound": sparse_bound(N)}``.
+
+    ``groups``: name -> the leaf (or any group) it hangs off; the first round pairs hosts within their group (a path
+    that stays on its leaf), then every pair of groups is crossed by a test of the next rounds (each group's hosts
+    spread over the groups it has not met yet), the rest of each round pairs the hosts left free at random
+    (seeded: the same names plan the same rounds). ``rounds``: how many (default
+    ``sparse_default_rounds``); more are added, up to the bound, while a group pair is uncrossed or a host has fewer
+    than three partners; what the bound leaves uncrossed is returned, never hidden. No pair meets twice, no host is
+    in two tests of a round, and with an odd count the host resting each round is one that has met the most.
+    Costs O(N + G^2) a round for G groups.
+    """
+    names = list(names)
+    if len(set(names)) != len(names):
+        raise ValueError("a host is named twice")
+    count = len(names)
+    bound = sparse_bound(count)
+    if count < 2:
+        return dict(rounds=[], partners=dict((name, 0) for name in names), uncrossed=[], bound=bound)
+    wanted = min(rounds or sparse_default_rounds(count), bound)
+    if wanted < 1:
+        raise ValueError("a sparse pass needs one round at least")
+    order = dict((name, index) for index, name in enumerate(names))
+    groups = groups or {}
+    group_of = dict((name, groups.get(name, "")) for name in names)
+    keys = sorted(set(group_of.values()), key=str)
+    members = dict((key, [name for name in names if group_of[name] == key]) for key in keys)
+    uncrossed = set((a, b) for i, a in enumerate(keys) for b in keys[i + 1:])
+    met = dict((name, set()) for name in names)
+    rng = random.Random(seed)
+    planned = []
+    while len(planned) < bound and (len(planned) < wanted or uncrossed or
+                                    min(len(met[name]) for name in names) < min(3, count - 1)):
+        free = set(names)
+        if count % 2:
+            # One host rests: one of those that met the most, the first of them by name order turning round by round.
+            most = max(len(met[name]) for name in names)
+            resting = [name for name in names if len(met[name]) == most]
+            free.discard(resting[len(planned) % len(resting)])
+        pairs = []
+
+        def take(a, b):
+            free.discard(a)
+            free.discard(b)
+            met[a].add(b)
+            met[b].add(a)
+            pairs.append((a, b) if order[a] < order[b] else (b, a))
+
+        if not planned and len(keys) > 1:
+            # The first round within each group (hosts of one leaf: their path does not leave it), so that a fault
+            # of a leaf's uplinks is told from its hosts' own.
+            for key in keys:
+                inside = list(members[key])
+                rng.shuffle(inside)
+                while len(inside) >= 2:
+                    a, b = inside.pop(), inside.pop()
+                    if a in free and b in free:
+                        take(a, b)
+        # Group pairs not crossed yet, the groups with the most left first, each from hosts still free in both.
+        todo = sorted(uncrossed, key=lambda pair: (str(pair[0]), str(pair[1])))
+        rng.shuffle(todo)
+        for left, right in todo:
+            a_side = [name for name in members[left] if name in free]
+            b_side = [name for name in members[right] if name in free]
+            if not a_side or not b_side:
+                continue
+            a = a_side[rng.randrange(len(a_side))]
+            fresh = [name for name in b_side if name not in met[a]]
+            if not fresh:
+                continue
+            take(a, fresh[rng.randrange(len(fresh))])
+            uncrossed.discard((left, right))
+        # The hosts left: a random matching without a pair met before (a host that finds none waits the round).
+        rest = sorted(free, key=order.get)
+        rng.shuffle(rest)
+        waiting = []
+        while rest:
+            a = rest.pop()
+            for index in range(len(rest) - 1, -1, -1):
+                if rest[index] not in met[a]:
+                    b = rest.pop(index)
+                    take(a, b)
+                    break
+            else:
+                waiting.append(a)
+        planned.append(sorted(pairs, key=lambda pair: (order[pair[0]], order[pair[1]])))
+    return dict(rounds=planned, partners=dict((name, len(met[name])) for name in names),
+                uncrossed=sorted(uncrossed, key=lambda pair: (str(pair[0]), str(pair[1]))), bound=bound)
 
 
 def retest_bound(count):

@@ -139,7 +139,7 @@ def test_lldp_against_the_plan_and_the_mtu_against_the_rail():
                                     {}, rail_mtu=9000) == []
 
 
-@pytest.mark.parametrize("kind", model.FAULTS)
+@pytest.mark.parametrize("kind", [kind for kind in model.FAULTS if kind != "uplink"])  # one leaf: no uplink in use
 def test_each_fault_of_the_fleet_model_is_named_first_on_eight_hosts(kind):
     fleet = model.Fleet(8, rails=4)
     rng = random.Random(kind)
@@ -367,3 +367,32 @@ def test_a_rule_whose_counters_the_nic_does_not_print_says_so():
     mlx5 = counters.parse_ethtool_stats(corpus.read("counters", "ethtool_S_mlx5_6.5_netdev.txt"))
     assert "host_rx" not in locate.unreported({"nic": mlx5}), "its discards and global pauses are printed"
     assert locate.unreported({}) == {} and locate.unreported({"nic": {}}) == {}, "nothing read is not nothing printed"
+
+
+@pytest.mark.parametrize("schedule", ["full", "sparse"])
+def test_a_bad_uplink_is_named_not_the_leaf_or_its_hosts(schedule):
+    # 96 hosts on three leaves a rail, four spines: a quarter of the tests leaving the faulty leaf cross the bad link.
+    fleet = model.Fleet(96, rails=2, schedule=schedule)
+    rng = random.Random(schedule)
+    for seed in range(4):
+        fault = model.pick(fleet, "uplink", rng)
+        rails, evidence, retest = model.run(fleet, [fault], seed, switch_read=1.0)
+        findings = locate.locate(fleet.describe(), rails, evidence, retest)["findings"]
+        assert [(f["part"], f["id"]) for f in findings] == [("uplink", fault["ids"][0])], findings[:3]
+        assert findings[0]["replace"] and "within the leaf" in findings[0]["evidence"][0]["text"]
+        # Without the switches' counters the matrix still says where: the leaf's uplinks, to inspect.
+        evidence["switch_ports"] = {}
+        blind = locate.locate(fleet.describe(), rails, evidence, retest)["findings"]
+        assert [(f["part"], f["id"], f["replace"]) for f in blind] == [("uplink", fault["switch"] + "/uplinks", False)]
+        assert "counters were not read" in blind[0]["evidence"][0]["text"]
+
+
+def test_one_endpoint_failing_half_its_pairs_is_no_uplink_fault():
+    fleet = model.Fleet(96, rails=2)
+    rng = random.Random(7)
+    for seed in range(3):
+        fault = model.pick(fleet, "mtu", rng)
+        rails, evidence, retest = model.run(fleet, [fault], seed, switch_read=1.0)
+        findings = locate.locate(fleet.describe(), rails, evidence, retest)["findings"]
+        assert findings and all(f["part"] != "uplink" for f in findings)
+        assert (findings[0]["part"], findings[0]["id"]) == ("nic_config", fault["endpoint"])

@@ -162,3 +162,30 @@ def test_a_side_s_record_comes_from_the_client_or_the_collected_server():
     # A client whose server never started runs not: the server's record is the test's.
     assert va.side_outcome(dict(role="client", test=test), skipped, skipped, skipped) == []
     assert va.side_outcome(dict(role="none"), skipped, skipped, skipped) == []
+
+
+def test_a_fleet_above_the_full_matrix_s_limit_gets_the_sparse_pass_over_its_cabling_plan_s_leaves():
+    hosts = dict(("n%03d" % i, host("10.1.%d.%d" % (i // 200, i % 200 + 1))) for i in range(96))
+    cabling = dict(("n%03d" % i, {"ens1np0": {"switch": "leaf-r0-%d" % (i // 32), "port": "swp%d" % (i % 32 + 1)},
+                                  "ens2np0": {"switch": "leaf-r1-%d" % (i // 32), "port": "swp%d" % (i % 32 + 1)}})
+                   for i in range(96))
+    groups = va.cabling_groups(cabling)
+    assert groups["n000"] == "leaf-r0-0,leaf-r1-0" and groups["n095"] == "leaf-r0-2,leaf-r1-2"
+    result = va.plan(hosts, ["rping", "ib_write_bw"], groups=groups)
+    used = result["schedule"]
+    assert used["kind"] == "sparse" and used["fewest_partners"] >= 3 and used["uncrossed"] == []
+    # Each pair round runs each tool in a round of its own; no host twice in a round.
+    assert len(result["rounds"]) == 2 * used["pair_rounds"] <= 2 * (2 * 7 + 2)
+    assert len(result["tests"]) == 2 * used["pairs"] < 2 * 96 * 95 // 2
+    for assignment, ids in zip(result["assignments"], result["rounds"]):
+        assert len(assignment) == 2 * len(ids)
+    by_pair = set((t["server"], t["client"]) for t in result["tests"])
+    leaf = dict((name, group.split(",")[0]) for name, group in groups.items())
+    assert set(frozenset((leaf[a], leaf[b])) for a, b in by_pair if leaf[a] != leaf[b]) == set(
+        frozenset(pair) for pair in [("leaf-r0-0", "leaf-r0-1"), ("leaf-r0-0", "leaf-r0-2"), ("leaf-r0-1", "leaf-r0-2")])
+    # Asked for, the full matrix; a small fleet gets it by default.
+    assert va.plan(hosts, ["ib_write_bw"], schedule="full")["schedule"]["pairs"] == 96 * 95 // 2
+    assert va.plan(HOSTS, ["ib_write_bw"])["schedule"] == dict(kind="full", pair_rounds=3, pairs=6, fewest_partners=3,
+                                                               uncrossed=[])
+    with pytest.raises(va.PlanError):
+        va.plan(hosts, ["ib_write_bw"], schedule="bisect")

@@ -70,3 +70,61 @@ def test_bandwidth_and_latency_outliers():
     # Identical results: no MAD, nothing flagged.
     assert schedule.outliers({"a": 10.0, "b": 10.0, "c": 10.0}) == {}
     assert schedule.baseline([1, 2, 3, 100]) == dict(median=2.5, mad=1.0, best_high=100.0, best_low=1.0, count=4)
+
+
+def leaves(count, per_leaf):
+    names = ["h%04d" % i for i in range(count)]
+    return names, dict((name, "leaf%d" % (i // per_leaf)) for i, name in enumerate(names))
+
+
+@pytest.mark.parametrize("count,per_leaf", [(33, 32), (64, 32), (100, 8), (127, 16), (512, 32), (2048, 32), (2047, 16)])
+def test_a_sparse_pass_gives_every_host_three_partners_and_crosses_every_pair_of_leaves_within_the_bound(count,
+                                                                                                       per_leaf):
+    names, groups = leaves(count, per_leaf)
+    result = schedule.sparse_rounds(names, groups)
+    bound = 2 * int(math.ceil(math.log(count, 2))) + 2
+    assert result["bound"] == bound and len(result["rounds"]) <= bound and result["uncrossed"] == []
+    pairs = [pair for rnd in result["rounds"] for pair in rnd]
+    assert len(pairs) == len(set(pairs)) and len(set(frozenset(p) for p in pairs)) == len(pairs)
+    for rnd in result["rounds"]:
+        hosts = [host for pair in rnd for host in pair]
+        assert len(hosts) == len(set(hosts))
+    partners = dict((name, set()) for name in names)
+    for a, b in pairs:
+        partners[a].add(b)
+        partners[b].add(a)
+    assert min(len(met) for met in partners.values()) >= 3
+    assert dict((name, len(met)) for name, met in partners.items()) == result["partners"]
+    crossed = set(frozenset((groups[a], groups[b])) for a, b in pairs if groups[a] != groups[b])
+    assert len(crossed) == len(set(groups.values())) * (len(set(groups.values())) - 1) // 2
+    # Far fewer tests than the full matrix, and the same names plan the same rounds.
+    assert len(pairs) <= len(result["rounds"]) * count // 2 < count * (count - 1) // 2
+    assert schedule.sparse_rounds(names, groups) == result
+
+
+def test_a_sparse_pass_the_bound_cannot_fit_says_which_leaves_it_left_uncrossed():
+    # 64 leaves of one host each: 2,016 pairs of leaves, 32 tests a round, at most 14 rounds.
+    names, groups = leaves(64, 1)
+    result = schedule.sparse_rounds(names, groups)
+    assert len(result["rounds"]) == result["bound"] == 14
+    pairs = [pair for rnd in result["rounds"] for pair in rnd]
+    crossed = set(frozenset((groups[a], groups[b])) for a, b in pairs)
+    assert len(result["uncrossed"]) == 2016 - len(crossed) > 0
+    assert all(frozenset(pair) not in crossed for pair in result["uncrossed"])
+
+
+def test_the_host_that_rests_in_a_sparse_round_of_an_odd_fleet_turns():
+    names, groups = leaves(65, 65)
+    result = schedule.sparse_rounds(names, groups, rounds=6)
+    resting = [set(names) - set(h for pair in rnd for h in pair) for rnd in result["rounds"]]
+    assert all(len(rest) == 1 for rest in resting)
+    assert len(set.union(*resting)) == len(resting)
+
+
+def test_auto_is_the_full_matrix_up_to_its_limit_and_never_sparse_where_the_matrix_is_no_longer():
+    assert schedule.schedule_kind("auto", 32) == "full" and schedule.schedule_kind("auto", 33) == "sparse"
+    assert schedule.schedule_kind("auto", 100, full_max=128) == "full"
+    assert schedule.schedule_kind("sparse", 6) == "full"  # 5 rounds: a sparse pass would need as many
+    assert schedule.schedule_kind("full", 2048) == "full"
+    with pytest.raises(ValueError):
+        schedule.schedule_kind("bisect", 64)

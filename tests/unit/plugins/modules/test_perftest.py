@@ -137,6 +137,30 @@ def test_stray_server_blocks_port_then_cleanup_stops_it(tool, tmp_path, monkeypa
             stray.kill()
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="a network namespace of its own needs root (unshare -n)")
+def test_a_tool_in_another_network_namespace_is_not_a_stray_of_this_host(tool, tmp_path, monkeypatch):
+    # A pod's or another lab host's ib_write_bw on the same port number holds no port of this host's stack: neither
+    # refused as in use nor stopped by the cleanup.
+    monkeypatch.setenv("FAKE_MODE", "hang")
+    other = subprocess.Popen(["unshare", "-n", tool, "-p", "28641"], stdout=subprocess.DEVNULL, start_new_session=True)
+    try:
+        time.sleep(0.5)
+        assert other.poll() is None
+        assert process.stray_processes(28641, 28641) == []
+        cleaned = run_module(perftest.main, dict(mode="cleanup", port=28641))
+        assert cleaned["changed"] is False and other.poll() is None
+        mine = subprocess.Popen([tool, "-p", "28641"], stdout=subprocess.DEVNULL, start_new_session=True)
+        try:
+            time.sleep(0.3)
+            assert [s["pid"] for s in process.stray_processes(28641, 28641)] == [mine.pid]
+        finally:
+            mine.kill()
+            mine.wait()
+    finally:
+        other.kill()
+        other.wait()
+
+
 def test_hung_client_times_out(tool, tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_MODE", "hang")
     began = time.time()

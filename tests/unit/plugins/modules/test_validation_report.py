@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import pytest
 
@@ -49,7 +50,7 @@ def test_bad_input_changes_nothing(tmp_path):
     result = run_module(validation_report.main, dict(mode="plan", hosts=HOSTS, perftest=dict(tos="106; x")))
     assert result["failed"] is True and "perftest.tos must be a ToS of 0-255" in result["msg"]
     planned = run_module(validation_report.main, dict(mode="plan", hosts=HOSTS, tests=["ib_write_bw"], perftest=dict(tos="")))
-    assert "tos" not in planned["plan"]["assignments"][0]["b"]["args"]
+    assert "tos" not in planned["plan"]["parts"]["b"][0]["args"]
     result = run_module(validation_report.main, dict(mode="plan", hosts=HOSTS, pairs=[dict(server="a", client="zz")]))
     assert result["failed"] is True and "not in the play" in result["msg"]
     result = run_module(validation_report.main, dict(mode="plan", hosts=HOSTS, bw_fraction=1.5))
@@ -194,7 +195,7 @@ def test_the_anchor_retests_are_planned_after_the_plan_and_their_outcome_reaches
     assert retest["changed"] is False and len(retest["retests"]) == 1, retest
     (planned,) = retest["plan"]["tests"]
     assert planned["id"].startswith("retest:ib_write_bw:") and planned["client"] == "c" and planned["server"] != "c"
-    assert planned["port"] == plan["port_last"] + 1 and retest["plan"]["assignments"][0]["c"]["role"] == "client"
+    assert planned["port"] == plan["port_last"] + 1 and retest["plan"]["parts"]["c"][0]["role"] == "client"
     assert retest["retests"][0] == dict(suspect="c/mlx5_0", anchor="%s/mlx5_0" % planned["server"], test_id=planned["id"])
     again = results + [dict(test_id=planned["id"], role="server", passed=True, command="ib_write_bw"),
                        dict(test_id=planned["id"], role="client", passed=False, cause="timeout", msg="stopped at 60 s",
@@ -320,3 +321,25 @@ def test_a_report_folder_another_user_makes_after_the_check_is_refused(tmp_path,
     result = run_module(validation_report.main, dict(mode="write", plan=plan, dest=str(dest), results=[]))
     assert result["failed"] is True and "the report's folder cannot be used, nothing was written" in result["msg"]
     assert "owned by uid 4242" in result["msg"] and os.listdir(str(dest)) == []
+
+
+def test_a_launched_plan_gives_each_host_its_part_and_the_wait_for_its_end():
+    started = time.time()
+    planned = run_module(validation_report.main, dict(mode="plan", hosts=HOSTS, tests=["ib_write_bw"], launch_margin=0,
+                                                      clocks=dict(a=dict(host_time=started + 0.2, controller_time=started),
+                                                                  b=dict(host_time=started, controller_time=started))))
+    plan = planned["plan"]
+    assert plan["execution"] == "launch" and plan["assignments"] == [] and sorted(plan["parts"]) == ["a", "b"]
+    assert [s["role"] for s in plan["parts"]["a"]] == ["server"] and plan["parts"]["b"][0]["args"]["server"] == "10.99.0.1"
+    assert started - 0.01 <= plan["launch"]["t0"] <= time.time() + 0.01 and plan["launch"]["spread"] == 0.2
+    # The wait ends at the controller's time given; a time more than a day ahead is refused; check mode waits not.
+    waited = run_module(validation_report.main, dict(mode="wait", until=time.time() + 0.3))
+    assert 0.2 <= waited["waited"] <= 0.4 and waited["changed"] is False
+    assert run_module(validation_report.main, dict(mode="wait", until=time.time() + 90000))["failed"] is True
+    assert run_module(validation_report.main, dict(mode="wait", until=time.time() + 60), check_mode=True)["waited"] == 0
+    # A host whose clock is off by more than the bound: refused by name, before anything runs.
+    refused = run_module(validation_report.main, dict(mode="plan", hosts=HOSTS, clock_max_offset=5,
+                                                      clocks=dict(a=dict(host_time=started + 30, controller_time=started))))
+    assert refused["failed"] and "the clocks of a are off" in refused["msg"]
+    rounds = run_module(validation_report.main, dict(mode="plan", hosts=HOSTS, execution="rounds"))["plan"]
+    assert rounds["execution"] == "rounds" and len(rounds["assignments"]) == 2 and "parts" not in rounds

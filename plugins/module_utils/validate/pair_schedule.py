@@ -1,0 +1,161 @@
+# -*- coding: utf-8 -*-
+# Copyright: (c) 2026, roce.fabric contributors
+# GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Validation: one host's part of the pair tests, run by the clock inside one module call.
+
+PRIVATE to the roce.fabric collection: may change without notice.
+
+``run_part`` takes the host's slots (``launch.host_parts``) and, slot by slot, waits for the slot's start on this
+host's clock, runs its side through the same ``PerftestSession`` the perftest module runs (a server started, then
+collected by the slot's end; a client that connects once its server listens, again for ``connect_window`` seconds
+while it is refused), and keeps the side's record as the round-by-round play does (``plan.side_outcome``), with the
+slot and its times. A slot whose start has passed by more than ``connect_window`` when the host reaches it is not
+run: its record says ``late_start`` (its partner's says what it saw). Every wait is bounded by the slot's end, so
+the part ends by the last slot's end whatever its partners do. The host's validation lock, when given, is refreshed
+between slots once a quarter of its ``stale_after`` has passed.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from ansible_collections.roce.fabric.plugins.module_utils.common.run import ModuleRun
+from ansible_collections.roce.fabric.plugins.module_utils.common.run_lock import LockHeld, take
+from ansible_collections.roce.fabric.plugins.module_utils.validate.perftest_session import (
+    PerftestSession,
+    params_problem,
+    perftest_argument_spec,
+)
+from ansible_collections.roce.fabric.plugins.module_utils.validate.plan import side_outcome
+
+# Causes of a client that found no server listening yet: tried again within the connect window.
+NOT_YET = ("unreachable",)
+RETRY_AFTER = 0.5
+
+
+class SideModule(object):
+    """The module as one side's PerftestSession sees it: that side's arguments as ``params``, never check mode (the
+    part runs only in a real run), everything else the module's own."""
+
+    def __init__(self, module, params):
+        self._module = module
+        self.params = params
+        self.check_mode = False
+        self._diff = False
+
+    def __getattr__(self, name):
+        return getattr(self._module, name)
+
+
+def side_params(args):
+    """The perftest module's arguments of one side: ``args`` over the module's defaults."""
+    params = dict((key, spec.get("default")) for key, spec in perftest_argument_spec().items())
+    params.update(args)
+    params["fail_on_error"] = False
+    return params
+
+
+def run_side(module, args):
+    """One perftest call (``args["mode"]``) in this process: its result as the module would return it."""
+    params = side_params(args)
+    problem = params_problem(params)
+    if problem:
+        return dict(passed=False, cause="tool_error", msg=problem)
+    run = ModuleRun(SideModule(module, params))
+    try:
+        PerftestSession(run)(run)
+    except (IOError, OSError) as exc:
+        run.update(passed=False, cause="tool_error", msg="%s: %s" % (exc.__class__.__name__, exc))
+    return run.result
+
+
+def _seconds(value):
+    return max(1, int(math.ceil(value)))
+
+
+class PartRunner(object):
+    """Runs one host's slots. ``module``: the pair_schedule module; ``clock``/``sleep`` are the host's."""
+
+    def __init__(self, module, t0, connect_window, client_delay, lock=None, clock=time.time, sleep=time.sleep,
+                 side=run_side):
+        self.module = module
+        self.t0 = float(t0)
+        self.connect_window = float(connect_window)
+        self.client_delay = float(client_delay)
+        self.lock = lock
+        self.clock = clock
+        self.sleep = sleep
+        self.side = side
+        self.lock_stamp = clock()
+        self.refreshed = 0
+        self.lock_error = None
+
+    def wait_until(self, when):
+        left = when - self.clock()
+        if left > 0:
+            self.sleep(left)
+
+    def refresh_lock(self):
+        if not self.lock or self.lock_error:
+            return
+        stale_after = float(self.lock["stale_after"])
+        if self.clock() - self.lock_stamp < stale_after / 4.0:
+            return
+        try:
+            take(self.lock["path"], self.lock["owner"], int(stale_after), refresh=True)
+            self.refreshed += 1
+        except (LockHeld, IOError, OSError, ValueError) as exc:
+            # Not the run's to fix mid-way: the record says so and the role's own refresh tries again after it.
+            self.lock_error = str(exc)
+        self.lock_stamp = self.clock()
+
+    def server(self, slot, begin, end):
+        args = dict(slot["args"], mode="server", kill_stray=True, start_timeout=_seconds(min(15.0, end - begin)),
+                    timeout=_seconds(end - self.clock()))
+        started = self.side(self.module, args)
+        collected = None
+        if started.get("passed"):
+            collected = self.side(self.module, dict(slot["args"], mode="collect", timeout=_seconds(end - self.clock())))
+        return started, collected
+
+    def client(self, slot, begin, end):
+        self.wait_until(begin + self.client_delay)
+        tries = []
+        while True:
+            result = self.side(self.module, dict(slot["args"], mode="client", timeout=_seconds(end - self.clock())))
+            tries.append(result)
+            if result.get("passed") or result.get("cause") not in NOT_YET or \
+                    self.clock() + RETRY_AFTER >= begin + self.connect_window:
+                break
+            self.sleep(RETRY_AFTER)
+        return result, len(tries)
+
+    def run(self, slots):
+        """The records of every slot of the part, in slot order."""
+        records = []
+        for slot in sorted(slots, key=lambda item: item["slot"]):
+            begin, end = self.t0 + float(slot["start"]), self.t0 + float(slot["end"])
+            part = dict(role=slot["role"], test=dict(id=slot["test_id"]))
+            reached = self.clock()
+            if reached > begin + self.connect_window:
+                records.append(dict(test_id=slot["test_id"], role=slot["role"], passed=False, cause="late_start",
+                                    msg="slot %d started %.1f s before this host reached it (its part began late or "
+                                        "an earlier slot overran); not run" % (slot["slot"], reached - begin),
+                                    command="", summary=None, result=None, slot=slot["slot"], began=None, ended=None))
+                continue
+            self.wait_until(begin)
+            began = self.clock()
+            if slot["role"] == "server":
+                started, collected = self.server(slot, begin, end)
+                record = side_outcome(part, server=started, collect=collected)[0]
+                record["started"] = bool(started.get("passed"))
+            else:
+                result, tries = self.client(slot, begin, end)
+                record = side_outcome(part, client=result)[0]
+                record["connect_tries"] = tries
+            record.update(slot=slot["slot"], began=round(began - self.t0, 3), ended=round(self.clock() - self.t0, 3))
+            records.append(record)
+            self.refresh_lock()
+        return records
