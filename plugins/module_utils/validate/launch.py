@@ -7,7 +7,8 @@
 PRIVATE to the roce.fabric collection: may change without notice.
 
 A plan's rounds become *slots*: slot r starts ``start`` seconds after ``t0`` (the controller's clock) and lasts
-``length`` seconds, the longest of its tests (``slot_length``) plus a margin. Each host gets its whole part once
+``length`` seconds - the longest of its tests (``slot_length``) and the time a refused client may try again - plus a
+margin. Each host gets its whole part once
 (``host_parts``: for every slot it is in, its role, the test and its side's perftest arguments), runs it by its own
 clock and returns its records once; the controller's module runs per host are a launch and a collection, whatever
 the number of rounds.
@@ -33,6 +34,9 @@ UNTIMED_SECONDS = 3.0
 SLOT_MARGIN = 3.0
 # The host's side waits this long after the slot's start before its client connects (its server is listening).
 CLIENT_DELAY = 1.5
+# How much longer a refused client tries again (a server slow to start, a clock a little behind): beyond the clocks'
+# spread. A slot is longer by as much.
+CONNECT_GRACE = 3.0
 
 
 class LaunchError(ValueError):
@@ -96,9 +100,11 @@ def host_parts(plan, now, clocks=None, max_offset=30.0, margin=SLOT_MARGIN, laun
                               ", ".join("%s %+.1f s" % (host, refused[host]) for host in sorted(refused))))
     spread = (max(offsets.values()) - min(offsets.values())) if len(offsets) >= 2 else 0.0
     widened = margin + spread
+    # A client tries again for this long after its first try: a slot is as much longer.
+    retrying = spread + CONNECT_GRACE
     slots, parts, start = [], {}, 0.0
     for number, entry in enumerate(plan.get("assignments") or []):
-        length = max([slot_length(side["args"]) for side in entry.values()] or [0.0])
+        length = max([slot_length(side["args"]) for side in entry.values()] or [0.0]) + retrying
         end = start + length + widened
         slots.append(dict(start=round(start, 3), length=round(length, 3)))
         for host, side in sorted(entry.items()):
@@ -112,6 +118,6 @@ def host_parts(plan, now, clocks=None, max_offset=30.0, margin=SLOT_MARGIN, laun
     return dict(parts=parts, launch=dict(
         t0=round(t0, 3), slots=slots, duration=round(duration, 3), ends=round(t0 + duration + spread + 1.0, 3),
         offsets=offsets, refused=refused,
-        spread=round(spread, 3), margin=round(widened, 3), connect_window=round(CLIENT_DELAY + spread + 2.0, 3),
+        spread=round(spread, 3), margin=round(widened, 3), connect_window=round(CLIENT_DELAY + retrying, 3),
         client_delay=CLIENT_DELAY, poll_delay=poll_delay, poll_retries=retries,
         async_timeout=int(math.ceil(t0 - now + duration + 300.0))))

@@ -27,10 +27,12 @@ def test_each_round_is_a_slot_and_every_host_gets_its_whole_part_once():
                       launch=dict(now=2000.0, clocks=clocks(dict(("n%02d" % i, 0.0) for i in range(6)))))
     assert planned["execution"] == "launch" and planned["assignments"] == []
     times = planned["launch"]
-    # Ten rounds (5 pair rounds, a round per tool): rping's slot 3 + 4 s, ib_write_bw's 5 + 4 s, each + the margin.
-    assert [slot["length"] for slot in times["slots"]] == [7.0, 9.0] * 5
+    # Ten rounds (5 pair rounds, a round per tool): rping's slot 3 + 4 s, ib_write_bw's 5 + 4 s, each with 3 s for a
+    # refused client to try again, then the margin of 3 s.
+    assert [slot["length"] for slot in times["slots"]] == [10.0, 12.0] * 5
     starts = [slot["start"] for slot in times["slots"]]
-    assert starts == [sum([10.0, 12.0][i % 2] for i in range(n)) for n in range(10)] and times["duration"] == 110.0
+    assert starts == [sum([13.0, 15.0][i % 2] for i in range(n)) for n in range(10)] and times["duration"] == 140.0
+    assert times["connect_window"] == launch.CLIENT_DELAY + launch.CONNECT_GRACE
     # The launch gets twice what the lock's call took on all hosts (2.5 s) and the margin.
     assert times["t0"] == 2000.0 + 2 * 2.5 + 15.0
     assert times["poll_retries"] * times["poll_delay"] >= times["t0"] - 2000.0 + times["duration"]
@@ -49,7 +51,7 @@ def test_a_host_whose_clock_is_off_is_refused_by_name_and_the_spread_widens_the_
     planned = va.plan(hosts(4), ["ib_write_bw"], launch=dict(now=0.0, clocks=clocks(dict(n00=0.0, n01=1.5, n02=0.0,
                                                                                           n03=-0.5))))
     assert planned["launch"]["spread"] == 2.0 and planned["launch"]["margin"] == 5.0
-    assert planned["launch"]["connect_window"] == launch.CLIENT_DELAY + 2.0 + 2.0
+    assert planned["launch"]["connect_window"] == launch.CLIENT_DELAY + 2.0 + launch.CONNECT_GRACE
     # No clock reading (the lock off): the host's own clock is trusted, the launch gets the margin alone.
     bare = va.plan(hosts(4), ["ib_write_bw"], launch=dict(now=0.0, clocks={"n00": {"skipped": True}}))
     assert bare["launch"]["offsets"] == {} and bare["launch"]["t0"] == 15.0
