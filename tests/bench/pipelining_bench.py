@@ -37,9 +37,9 @@ def sshd_cpu():
     return sum(sum(int(f) for f in fields[11:15]) / tick for _pid, name, fields in proc_stats() if name == "sshd")
 
 
-def measured_playbook(argv):
-    """Run ``ansible-playbook`` argv with the JSON callback: (process, wall seconds, CPU seconds of everything it
-    started, the lab hosts' sshd and their children included)."""
+def measured_run(argv):
+    """Run ``ansible-playbook`` argv with the JSON callback: (process, wall seconds, CPU seconds of what it started on
+    the controller - its workers, ssh -, CPU seconds of the lab hosts' sshd and their children)."""
     env = dict(os.environ, ANSIBLE_LOAD_CALLBACK_PLUGINS="1", ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json")
     before_children = resource.getrusage(resource.RUSAGE_CHILDREN)
     before_sshd = sshd_cpu()
@@ -47,9 +47,16 @@ def measured_playbook(argv):
     proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=REPO, check=False)
     wall = time.time() - began
     after_children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after_children.ru_utime - before_children.ru_utime + after_children.ru_stime - before_children.ru_stime
-           + sshd_cpu() - before_sshd)
-    return proc, wall, cpu
+    controller = (after_children.ru_utime - before_children.ru_utime + after_children.ru_stime
+                  - before_children.ru_stime)
+    return proc, wall, controller, sshd_cpu() - before_sshd
+
+
+def measured_playbook(argv):
+    """``measured_run``: (process, wall seconds, CPU seconds of everything it started, the lab hosts' sshd and their
+    children included)."""
+    proc, wall, controller, hosts = measured_run(argv)
+    return proc, wall, controller + hosts
 
 
 def play(hosts, pipelining):

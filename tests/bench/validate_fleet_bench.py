@@ -22,9 +22,7 @@ whether every test passed. Needs root. Stops the hosts at the end.
 import argparse
 import json
 import os
-import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,7 +35,7 @@ FIXTURE = os.path.join(REPO, "tests", "unit", "plugins", "module_utils", "fixtur
 sys.path.insert(0, os.path.join(REPO, "lab"))
 sys.path.insert(0, HERE)
 from door import Lab  # noqa: E402  pylint: disable=wrong-import-position
-from pipelining_bench import sshd_cpu  # noqa: E402  pylint: disable=wrong-import-position
+from pipelining_bench import measured_run  # noqa: E402  pylint: disable=wrong-import-position
 
 BRIDGE = "rfab8"
 NET = "10.79"
@@ -136,15 +134,7 @@ def play(folder, hosts, forks, execution, schedule, duration, report):
                                   validate_qos_traffic=False, validate_switch_counters=False,
                                   validate_execution=execution, validate_schedule=schedule,
                                   roce_validate_switches=False, validate_require_rdma=True))]
-    env = dict(os.environ, ANSIBLE_LOAD_CALLBACK_PLUGINS="1", ANSIBLE_STDOUT_CALLBACK="ansible.builtin.json")
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    before_hosts = sshd_cpu()
-    began = time.time()
-    proc = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=REPO, check=False)
-    wall = time.time() - began
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    hosts_cpu = sshd_cpu() - before_hosts
-    controller_cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime - hosts_cpu
+    proc, wall, controller_cpu, hosts_cpu = measured_run(argv)
     try:
         data = json.loads(proc.stdout)
     except ValueError:
