@@ -44,7 +44,7 @@ STAND_IN = r'''#!/usr/bin/python3
 import socket, sys, time
 port = int(sys.argv[sys.argv.index("-p") + 1])
 fixture = "".join(line for line in open({fixture!r}) if not line.startswith("%%"))
-if not sys.argv[-1][0].isdigit():
+if "." not in sys.argv[-1]:  # a client's last word is its server's address
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("0.0.0.0", port)); listener.listen(1)
