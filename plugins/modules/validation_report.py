@@ -50,7 +50,7 @@ options:
   mode:
     description:
       - V(plan) computes the test plan; V(retests) the anchor retests of a run's suspects; V(write) writes the report.
-      - V(wait) waits on the controller until O(until), a launched plan's RV(plan.launch.ends) (its last slot's end
+      - V(wait) waits on the controller until O(until), a launched plan's C(launch.ends) of RV(plan) (its last slot's end
         and the clocks' spread), so that the hosts' launched parts are collected once they are done, one poll each.
     type: str
     choices: [plan, retests, write, wait]
@@ -98,7 +98,7 @@ options:
         leaves (the switches O(cabling) names for each host) is crossed by a test, and no pair meets twice - at most
         2 x ceil(log2 N) + 2 rounds (13 for 2,048 hosts by default); the anchor retests follow as with the full
         matrix. V(auto) is the full matrix up to O(schedule_full_max) hosts and the sparse pass above.
-      - RV(plan.schedule) says which was used, its rounds, the fewest partners a host met and any pair of leaves the
+      - C(schedule) of RV(plan) says which was used, its rounds, the fewest partners a host met and any pair of leaves the
         bound left uncrossed.
     type: str
     choices: [auto, full, sparse]
@@ -109,9 +109,9 @@ options:
     default: 32
   execution:
     description:
-      - V(plan), V(retests) - how the tests run. V(launch) gives each host its whole part once (RV(plan.parts), run by
-        M(roce.fabric.pair_schedule) as one asynchronous task per host, by the clock, from RV(plan.launch.t0)).
-        V(rounds) gives the round-by-round RV(plan.assignments) a play runs one round after the other.
+      - V(plan), V(retests) - how the tests run. V(launch) gives each host its whole part once (C(parts) of RV(plan), run by
+        M(roce.fabric.pair_schedule) as one asynchronous task per host, by the clock, from C(launch.t0) of RV(plan)).
+        V(rounds) gives the round-by-round C(assignments) of RV(plan) a play runs one round after the other.
     type: str
     choices: [launch, rounds]
     default: launch
@@ -122,7 +122,7 @@ options:
         RV(roce.fabric.run_lock#module:controller_time)). A host further off than O(clock_max_offset) is refused by name;
         the slots are widened by the spread of the others; the spread of the readings on the controller (what a
         module run on every host takes at the play's forks) sets how long the launch is given before
-        RV(plan.launch.t0).
+        C(launch.t0) of RV(plan).
     type: dict
     default: {}
   clock_max_offset:
@@ -138,7 +138,7 @@ options:
     type: float
     default: 15
   poll_delay:
-    description: V(plan), V(retests) - seconds between the collection's polls of a launched part (RV(plan.launch.poll_delay)).
+    description: V(plan), V(retests) - seconds between the collection's polls of a launched part (C(launch.poll_delay) of RV(plan)).
     type: float
     default: 10
   schedule_rounds:

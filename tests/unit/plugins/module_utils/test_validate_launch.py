@@ -48,8 +48,8 @@ def test_a_host_whose_clock_is_off_is_refused_by_name_and_the_spread_widens_the_
     with pytest.raises(va.PlanError) as refused:
         va.plan(hosts(4), ["ib_write_bw"], launch=dict(now=0.0, clocks=clocks(dict(n00=0.0, n01=42.5, n02=0.0, n03=-0.2))))
     assert "n01" in str(refused.value) and "+42.5 s" in str(refused.value) and "n03" not in str(refused.value)
-    planned = va.plan(hosts(4), ["ib_write_bw"], launch=dict(now=0.0, clocks=clocks(dict(n00=0.0, n01=1.5, n02=0.0,
-                                                                                          n03=-0.5))))
+    offsets = dict(n00=0.0, n01=1.5, n02=0.0, n03=-0.5)
+    planned = va.plan(hosts(4), ["ib_write_bw"], launch=dict(now=0.0, clocks=clocks(offsets)))
     assert planned["launch"]["spread"] == 2.0 and planned["launch"]["margin"] == 5.0
     assert planned["launch"]["connect_window"] == launch.CLIENT_DELAY + 2.0 + launch.CONNECT_GRACE
     # No clock reading (the lock off): the host's own clock is trusted, the launch gets the margin alone.

@@ -78,8 +78,8 @@ def leaves(count, per_leaf):
 
 
 @pytest.mark.parametrize("count,per_leaf", [(33, 32), (64, 32), (100, 8), (127, 16), (512, 32), (2048, 32), (2047, 16)])
-def test_a_sparse_pass_gives_every_host_three_partners_and_crosses_every_pair_of_leaves_within_the_bound(count,
-                                                                                                       per_leaf):
+def test_a_sparse_pass_gives_every_host_three_partners_and_crosses_every_pair_of_leaves_within_the_bound(
+        count, per_leaf):
     names, groups = leaves(count, per_leaf)
     result = schedule.sparse_rounds(names, groups)
     bound = 2 * int(math.ceil(math.log(count, 2))) + 2
