@@ -9,23 +9,25 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 ---
 module: pair_schedule
-short_description: Run this host's whole part of a validation's pair tests by the clock, in one call
+short_description: Run this host's part of a validation's pair tests in one call, each slot once both sides are ready
 version_added: 1.0.0
 description:
   - Takes the slots a validation plan gives this host (RV(roce.fabric.validation_report#module:plan) of
     O(roce.fabric.validation_report#module:mode=plan) with O(roce.fabric.validation_report#module:execution=launch))
-    and runs them one after the other by this host's clock - each slot starts O(t0) + its C(start) seconds - then
-    returns the record of every side at once. Meant to run as one asynchronous task per host
-    (C(async), C(poll=0), then C(ansible.builtin.async_status)), so that the controller's module runs per host are a
-    launch and a collection whatever the number of rounds.
-  - A server side is started (a stray server of these tools on its port is stopped first) and collected by the
-    slot's C(end); a client side connects O(client_delay) seconds after the slot's start and tries again while its
-    server refuses it, for O(connect_window) seconds from the start. Each side runs as
-    M(roce.fabric.perftest) runs it, judged the same way; its record is the one the round-by-round play keeps, with
-    its C(slot), C(began) and C(ended) (seconds after O(t0)).
-  - A slot whose start passed more than O(connect_window) seconds before this host reached it is not run, and its
-    record says C(late_start); the partner's record says what it saw. Every wait ends by the slot's C(end), so the
-    part ends by its last slot's end whatever the partners do.
+    and runs them one after the other, then returns the record of every side at once. Meant to run as one
+    asynchronous task per host (C(async), C(poll=0), then C(ansible.builtin.async_status)), so that the controller's
+    module runs per host are a launch and a collection whatever the number of rounds.
+  - No slot waits for a clock. A server side is started as soon as this host has ended its previous slot (a stray
+    server of these tools on its port is stopped first) and collected by the slot's C(end); a client side connects as
+    soon as this host has ended its previous slot and tries again while its server refuses it (the server's host
+    still in an earlier slot) - after O(retry_delay) seconds, then half as long again after each refusal, at most a
+    second between tries - until the side's C(latest). Every test of a plan has its
+    own port, so a client reaches only its own test's server. Each side runs as M(roce.fabric.perftest) runs it,
+    judged the same way; its record is the one the round-by-round play keeps, with its C(slot), C(began) and
+    C(ended) (seconds after O(t0)).
+  - A slot this host reaches after its side's C(latest) is not run, and its record says C(late_start); the partner's
+    record says what it saw. Every wait ends by the slot's C(end), so the part ends by its last slot's end whatever
+    the partners do.
   - With O(lock), the validation's lock on this host is refreshed between slots once a quarter of its
     C(stale_after) has passed, so that a long part keeps it.
 author:
@@ -58,7 +60,11 @@ options:
         type: int
         required: true
       start:
-        description: Seconds after O(t0) at which the slot starts.
+        description: Seconds after O(t0) at which the slot starts on the plan's worst case (nothing waits for it).
+        type: float
+        required: true
+      latest:
+        description: Seconds after O(t0) after which this side is not begun (its test no longer fits before C(end)).
         type: float
         required: true
       end:
@@ -81,18 +87,14 @@ options:
         type: dict
         required: true
   t0:
-    description: The controller's time (seconds since the epoch) at which slot 0 starts.
+    description: The controller's time (seconds since the epoch) that the slots' seconds count from.
     type: float
     required: true
-  connect_window:
-    description: Seconds after a slot's start during which a refused client tries again, and after which a slot not
-      yet reached is not run.
+  retry_delay:
+    description: Seconds a refused client waits before it first tries again (then half as long again each time, at most
+      1 s).
     type: float
-    default: 5.5
-  client_delay:
-    description: Seconds after a slot's start before its client connects.
-    type: float
-    default: 1.5
+    default: 0.2
   lock:
     description: The validation's lock on this host, refreshed while the part runs.
     type: dict
@@ -112,7 +114,7 @@ options:
 notes:
   - The slots' times are read on this host's clock. The plan measures every host's clock against the controller's
     first (M(roce.fabric.run_lock)'s RV(roce.fabric.run_lock#module:host_time)), refuses hosts too far off and widens
-    the slots by the spread of the rest.
+    the deadlines by the spread of the rest.
 seealso:
   - module: roce.fabric.perftest
   - module: roce.fabric.validation_report
@@ -123,7 +125,7 @@ EXAMPLES = r"""
   roce.fabric.pair_schedule:
     slots: "{{ validate_plan.plan.parts[inventory_hostname] }}"
     t0: "{{ validate_plan.plan.launch.t0 }}"
-    connect_window: "{{ validate_plan.plan.launch.connect_window }}"
+    retry_delay: "{{ validate_plan.plan.launch.retry_delay }}"
   async: "{{ validate_plan.plan.launch.async_timeout }}"
   poll: 0
   register: validate_launched
@@ -169,14 +171,14 @@ def main():
             slots=dict(type="list", elements="dict", required=True, options=dict(
                 slot=dict(type="int", required=True),
                 start=dict(type="float", required=True),
+                latest=dict(type="float", required=True),
                 end=dict(type="float", required=True),
                 role=dict(type="str", required=True, choices=["server", "client"]),
                 test_id=dict(type="str", required=True),
                 args=dict(type="dict", required=True),
             )),
             t0=dict(type="float", required=True),
-            connect_window=dict(type="float", default=5.5),
-            client_delay=dict(type="float", default=1.5),
+            retry_delay=dict(type="float", default=0.2),
             lock=dict(type="dict", options=dict(
                 path=dict(type="path", required=True),
                 owner=dict(type="str", required=True),
@@ -186,12 +188,13 @@ def main():
         supports_check_mode=True,
     )
     params = module.params
-    bad = ["slot %s: end %s is not after start %s" % (s["slot"], s["end"], s["start"]) for s in params["slots"]
-           if not s["end"] > s["start"] >= 0]
+    bad = ["slot %s: its times must be 0 <= start <= latest < end (start %s, latest %s, end %s)"
+           % (s["slot"], s["start"], s["latest"], s["end"]) for s in params["slots"]
+           if not 0 <= s["start"] <= s["latest"] < s["end"]]
     if len(set(s["slot"] for s in params["slots"])) != len(params["slots"]):
         bad.append("a slot is given twice")
-    if params["connect_window"] < params["client_delay"] or params["client_delay"] < 0:
-        bad.append("connect_window must be at least client_delay, and client_delay not negative")
+    if not 0 < params["retry_delay"] <= 10:
+        bad.append("retry_delay must be above 0 and at most 10 seconds")
     if bad:
         module.fail_json(msg="; ".join(bad) + "; nothing was run")
     run = ModuleRun(module)
@@ -201,7 +204,7 @@ def main():
             run.update(late=[], results=[dict(test_id=s["test_id"], role=s["role"], slot=s["slot"], skipped=True)
                                          for s in sorted(params["slots"], key=lambda item: item["slot"])])
             return
-        runner = PartRunner(module, params["t0"], params["connect_window"], params["client_delay"], params["lock"])
+        runner = PartRunner(module, params["t0"], params["retry_delay"], params["lock"])
         records = runner.run(params["slots"])
         run.update(results=records, late=[r["slot"] for r in records if r.get("cause") == "late_start"])
         if params["lock"]:

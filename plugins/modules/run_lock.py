@@ -119,10 +119,16 @@ host_time:
   description:
     - The host's clock (seconds since the epoch) when the module ran. Beside RV(controller_time) it measures how far
       the host's clock is from the controller's (off by as much as the task's return took), for the validation's
-      pair tests run by the clock.
+      pair tests' deadlines.
   returned: always
   type: float
   sample: 1795000123.1
+controller_started:
+  description: The controller's clock (seconds since the epoch) when the task began on this host, added by the action
+    plugin; RV(host_time) was read between it and RV(controller_time).
+  returned: always
+  type: float
+  sample: 1795000122.4
 controller_time:
   description: The controller's clock (seconds since the epoch) when the task ended, added by the action plugin.
   returned: always

@@ -50,8 +50,8 @@ options:
   mode:
     description:
       - V(plan) computes the test plan; V(retests) the anchor retests of a run's suspects; V(write) writes the report.
-      - V(wait) waits on the controller until O(until), a launched plan's C(launch.ends) of RV(plan) (its last slot's end
-        and the clocks' spread), so that the hosts' launched parts are collected once they are done, one poll each.
+      - V(wait) waits on the controller until O(until), a launched plan's C(launch.expected) of RV(plan) (when its parts
+        are expected to have ended), so that the hosts' launched parts are collected once they are done, a poll each.
     type: str
     choices: [plan, retests, write, wait]
     required: true
@@ -110,7 +110,8 @@ options:
   execution:
     description:
       - V(plan), V(retests) - how the tests run. V(launch) gives each host its whole part once (C(parts) of RV(plan), run by
-        M(roce.fabric.pair_schedule) as one asynchronous task per host, by the clock, from C(launch.t0) of RV(plan)).
+        M(roce.fabric.pair_schedule) as one asynchronous task per host, each slot begun as soon as both its sides are
+        ready, within deadlines counted from C(launch.t0) of RV(plan)).
         V(rounds) gives the round-by-round C(assignments) of RV(plan) a play runs one round after the other.
     type: str
     choices: [launch, rounds]
@@ -120,9 +121,9 @@ options:
       - V(plan), V(retests) with O(execution=launch) - each host's clock beside the controller's, C({host_time,
         controller_time}) by inventory name (M(roce.fabric.run_lock)'s RV(roce.fabric.run_lock#module:host_time) and
         RV(roce.fabric.run_lock#module:controller_time)). A host further off than O(clock_max_offset) is refused by name;
-        the slots are widened by the spread of the others; the spread of the readings on the controller (what a
-        module run on every host takes at the play's forks) sets how long the launch is given before
-        C(launch.t0) of RV(plan).
+        the slots' deadlines are widened by the spread of the others; the spread of the readings on the controller
+        (what a module run on every host takes at the play's forks) sets the lead the launch is given before the
+        first slot's deadline (C(launch.lead) of RV(plan)).
     type: dict
     default: {}
   clock_max_offset:
@@ -130,11 +131,11 @@ options:
     type: float
     default: 10
   slot_margin:
-    description: V(plan), V(retests) - seconds between one slot's end and the next's start, before widening.
+    description: V(plan), V(retests) - seconds added to each slot's worst case (its deadline), before widening.
     type: float
     default: 3
   launch_margin:
-    description: V(plan), V(retests) - seconds added to the launch's own time before slot 0 starts.
+    description: V(plan), V(retests) - seconds added to the launch's own time in the lead before the first slot's deadline.
     type: float
     default: 15
   poll_delay:
@@ -333,9 +334,10 @@ plan:
     C(hosts_without_rdma) and C(schedule) (C(kind) - V(full), V(sparse) or V(pairs) for O(pairs) - C(pair_rounds),
     C(pairs), C(fewest_partners), C(uncrossed) - pairs of leaves no test crossed), C(execution). With
     O(execution=launch), C(assignments) is empty and C(parts) gives each host its slots (M(roce.fabric.pair_schedule)'s
-    O(roce.fabric.pair_schedule#module:slots)), C(launch) the times - C(t0), C(slots) (C(start), C(length)), C(duration),
-    C(ends), C(connect_window), C(client_delay), C(poll_delay), C(poll_retries), C(async_timeout), the clocks' C(offsets),
-    C(spread) and C(margin). V(retests) - the anchor retests in the same shape (none - empty C(tests) and C(rounds)).
+    O(roce.fabric.pair_schedule#module:slots)), C(launch) the times - C(t0), C(lead), C(slots) (C(start), C(length)),
+    C(duration), C(expected) (when the parts are expected to have ended), C(ends) (their worst case), C(retry_delay),
+    C(poll_delay), C(poll_retries), C(async_timeout), the clocks' C(offsets), C(spread) and C(margin). V(retests) - the
+    anchor retests in the same shape (none - empty C(tests) and C(rounds)).
   returned: mode is plan or mode is retests
   type: dict
 waited:
@@ -351,7 +353,9 @@ report:
   description: V(write) - the report as written to C(report.json) (C(title), C(generated), C(summary), C(passed),
     C(hosts), C(tests), C(findings) (each C(part), C(id), C(confidence), C(evidence), C(action), C(replace),
     C(alternatives)) and C(location) (C(suspects), C(transient) - cleared by a retest that passed - C(retests),
-    C(switches) - C(read) and C(unread) with why - and C(note)).
+    C(switches) - C(read) and C(unread) with why - and C(note)), and with O(cabling) C(groups) (each host's leaves,
+    by which C(report.html) aggregates the pair matrix, a fleet's too large to draw). Above 512 tests C(report.html) lists and plots
+    only the tests that did not pass and counts the rest by round; C(report.json) holds them all.
   returned: mode is write
   type: dict
 passed:
@@ -499,6 +503,9 @@ def write_report(run):
                                     generated=generated)
     retest_plan, retest_error = _findings.retest_plan_of(p["retest_plan"])
     retested = _validate.merge_results(retest_plan, p["results"]) if retest_plan else []
+    if p["cabling"]:
+        # Each host's leaves: the page aggregates a fleet's pair matrix by leaf.
+        report["groups"] = _validate.cabling_groups(p["cabling"])
     report["findings"], report["location"] = _findings.findings_of(report["tests"], report["hosts"], retested,
                                                                    p["cabling"], p["switch_counters"], retest_error,
                                                                    p["loss_rate"], p["addresses"])

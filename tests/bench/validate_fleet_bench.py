@@ -5,7 +5,7 @@
 launch per host.
 
     tests/run env > /dev/null; python tests/bench/validate_fleet_bench.py [--sizes 8,16,32] [--execution rounds]
-        [--schedule full] [--duration 2] [--forks 64]
+        [--schedule full] [--duration 2] [--forks 64] [--keep-reports DIR]
 
 Each host is a namespace host of lab/firmware/peer_host.py (its own network namespace and sshd, on a bridge of its
 own, ``rfab8``, 10.79.0.0/22, and a lab folder of its own, so the lab's own hosts are left alone), with an RDMA port in
@@ -15,8 +15,10 @@ It measures the orchestration, not a network. ``playbooks/validate.yml`` runs on
 (``--forks`` min(N, forks)) with one pair test a round (ib_write_bw; no GPU, NCCL, switch or traffic-window step), and
 prints, per size: the rounds, the wall time and what it spent above the tests' own time (per round), the host-task
 runs (task results on the hosts that were not skipped; per host), the controller's CPU seconds (ansible-playbook and
-everything it started: workers, ssh) and the hosts' (their sshd and what ran under it: modules and the stand-in), and
-whether every test passed. Needs root. Stops the hosts at the end.
+everything it started: workers, ssh) and the hosts' (their sshd and what ran under it: modules and the stand-in),
+whether every test passed, and with ``--execution launch`` what a slot cost above its test: the launched parts'
+span (the first test's start to the last one's end, from the report's ``began`` and ``ended``) over the slots, less
+``--duration``. Needs root. Stops the hosts at the end.
 """
 
 import argparse
@@ -110,18 +112,24 @@ def write_inventory(work, count, duration):
     return folder, sorted(hosts)
 
 
-def host_task_runs(data):
+def host_task_runs(data, by_task=None):
     """Task results on hosts that were not skipped (the module runs the play made), from the JSON callback's output:
-    a loop's items each, an until loop's attempts each, an include none (its tasks are counted where they ran)."""
+    a loop's items each, an until loop's attempts each, an include none (its tasks are counted where they ran).
+    ``by_task``: a dict given the count of each task's name."""
     count = 0
     for play in data.get("plays", []):
         for task in play.get("tasks", []):
+            runs = 0
             for result in task.get("hosts", {}).values():
                 items = result.get("results")
                 if isinstance(items, list) and items:
-                    count += sum(1 for item in items if not item.get("skipped") and not item.get("include"))
+                    runs += sum(1 for item in items if not item.get("skipped") and not item.get("include"))
                 elif not result.get("skipped") and not result.get("include"):
-                    count += int(result.get("attempts") or 1)  # an until loop's polls each
+                    runs += int(result.get("attempts") or 1)  # an until loop's polls each
+            count += runs
+            if by_task is not None and runs:
+                name = task.get("task", {}).get("name", "?")
+                by_task[name] = by_task.get(name, 0) + runs
     return count
 
 
@@ -141,7 +149,13 @@ def play(folder, hosts, forks, execution, schedule, duration, report):
         raise SystemExit("no result (rc=%d): %s %s" % (proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:]))
     with open(os.path.join(report, "report.json")) as handle:
         result = json.load(handle)
-    return dict(wall=wall, controller_cpu=controller_cpu, hosts_cpu=hosts_cpu, runs=host_task_runs(data),
+    timed = [t for t in result["tests"] if t.get("began") is not None and t.get("ended") is not None]
+    slots = len(set(t.get("slot") for t in timed))
+    per_slot = ((max(t["ended"] for t in timed) - min(t["began"] for t in timed)) / slots - duration) if slots else None
+    by_task = {}
+    runs = host_task_runs(data, by_task)
+    return dict(wall=wall, controller_cpu=controller_cpu, hosts_cpu=hosts_cpu, runs=runs, by_task=by_task,
+                per_slot=per_slot,
                 rc=proc.returncode, passed=result["passed"], tests=len(result["tests"]),
                 rounds=len(set(t.get("round") for t in result["tests"])),
                 failed=[(t["id"], t.get("cause")) for t in result["tests"] if t["status"] != "passed"][:5])
@@ -154,6 +168,8 @@ def main():
     parser.add_argument("--schedule", default="full", choices=["full", "sparse", "auto"])
     parser.add_argument("--duration", type=int, default=2)
     parser.add_argument("--forks", type=int, default=64)
+    parser.add_argument("--keep-reports", metavar="DIR",
+                        help="copy each size's report.json here, and the host-task runs of each task (tasks-N.json)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     work = tempfile.mkdtemp(prefix="roce-vfleet.")
@@ -164,7 +180,8 @@ def main():
              "ib_write_bw a round of %d s (stand-in over TCP), forks min(N, %d), %d CPU(s)"
              % (args.execution, args.schedule, args.duration, args.forks, os.cpu_count()),
              "| hosts | rounds | wall s | above the tests' own time | host-task runs | per host | controller CPU-s | "
-             "per host | hosts' CPU-s | all passed |", "|---|---|---|---|---|---|---|---|---|---|"]
+             "per host | hosts' CPU-s | a slot above its test | all passed |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     try:
         began = time.time()
         lab.labctl("up", *names)
@@ -174,11 +191,17 @@ def main():
             got = play(folder, names[:size], min(size, args.forks), args.execution, args.schedule, args.duration,
                        report)
             above = got["wall"] - got["rounds"] * args.duration
-            lines.append("| %d | %d | %.1f | %.1f s (%.1f s a round) | %d | %.0f | %.1f | %.2f | %.1f | %s%s |" % (
+            lines.append("| %d | %d | %.1f | %.1f s (%.1f s a round) | %d | %.0f | %.1f | %.2f | %.1f | %s | %s%s |" % (
                 size, got["rounds"], got["wall"], above, above / max(got["rounds"], 1), got["runs"],
                 got["runs"] / float(size), got["controller_cpu"], got["controller_cpu"] / size, got["hosts_cpu"],
-                got["passed"], "" if got["passed"] else " (rc %d; %s)" % (got["rc"], got["failed"])))
+                "not measured" if got["per_slot"] is None else "%.2f s" % got["per_slot"], got["passed"],
+                "" if got["passed"] else " (rc %d; %s)" % (got["rc"], got["failed"])))
             print(lines[-1], flush=True)
+            if args.keep_reports:
+                os.makedirs(args.keep_reports, exist_ok=True)
+                shutil.copy(os.path.join(report, "report.json"), os.path.join(args.keep_reports, "report-%d.json" % size))
+                with open(os.path.join(args.keep_reports, "tasks-%d.json" % size), "w") as handle:
+                    json.dump(got["by_task"], handle, indent=1, sort_keys=True)
     finally:
         lab.labctl("down", check=False)
         shutil.rmtree(work, ignore_errors=True)

@@ -2,18 +2,20 @@
 # Copyright: (c) 2026, roce.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Validation: one host's part of the pair tests, run by the clock inside one module call.
+"""Validation: one host's part of the pair tests, each slot begun as soon as both its sides are ready, inside one
+module call.
 
 PRIVATE to the roce.fabric collection: may change without notice.
 
-``run_part`` takes the host's slots (``launch.host_parts``) and, slot by slot, waits for the slot's start on this
-host's clock, runs its side through the same ``PerftestSession`` the perftest module runs (a server started, then
-collected by the slot's end; a client that connects once its server listens, again for ``connect_window`` seconds
-while it is refused), and keeps the side's record as the round-by-round play does (``plan.side_outcome``), with the
-slot and its times. A slot whose start has passed by more than ``connect_window`` when the host reaches it is not
-run: its record says ``late_start`` (its partner's says what it saw). Every wait is bounded by the slot's end, so
-the part ends by the last slot's end whatever its partners do. The host's validation lock, when given, is refreshed
-between slots once a quarter of its ``stale_after`` has passed.
+``PartRunner.run`` takes the host's slots (``launch.host_parts``) and runs them one after the other, each through the
+same ``PerftestSession`` the perftest module runs: a server is started as soon as the host has ended its previous
+slot and collected by the slot's ``end``; a client connects as soon as its host has, and tries again every
+``retry_delay`` seconds while it is refused (its server's host still in an earlier slot; half as long again after each
+refusal, at most a second), until its ``latest``.
+Each side's record is the one the round-by-round play keeps (``plan.side_outcome``), with the slot and its times.
+A slot this host reaches after its ``latest`` is not run: its record says ``late_start`` (its partner's says what it
+saw). Every wait is bounded by the slot's end, so the part ends by the last slot's end whatever its partners do.
+The host's validation lock, when given, is refreshed between slots once a quarter of its ``stale_after`` has passed.
 """
 
 from __future__ import annotations
@@ -30,9 +32,8 @@ from ansible_collections.roce.fabric.plugins.module_utils.validate.perftest_sess
 )
 from ansible_collections.roce.fabric.plugins.module_utils.validate.plan import side_outcome
 
-# Causes of a client that found no server listening yet: tried again within the connect window.
+# Causes of a client that found no server listening yet: tried again until its latest start.
 NOT_YET = ("unreachable",)
-RETRY_AFTER = 0.5
 
 
 class SideModule(object):
@@ -76,14 +77,15 @@ def _seconds(value):
 
 
 class PartRunner(object):
-    """Runs one host's slots. ``module``: the pair_schedule module; ``clock``/``sleep`` are the host's."""
+    """Runs one host's slots. ``module``: the pair_schedule module; ``t0``: the time the slots' seconds count from;
+    ``clock``/``sleep`` are the host's."""
 
-    def __init__(self, module, t0, connect_window, client_delay, lock=None, clock=time.time, sleep=time.sleep,
-                 side=run_side):
+    def __init__(self, module, t0, retry_delay=0.2, lock=None, clock=time.time, sleep=time.sleep, side=run_side,
+                 retry_delay_max=1.0):
         self.module = module
         self.t0 = float(t0)
-        self.connect_window = float(connect_window)
-        self.client_delay = float(client_delay)
+        self.retry_delay = float(retry_delay)
+        self.retry_delay_max = max(float(retry_delay_max), self.retry_delay)
         self.lock = lock
         self.clock = clock
         self.sleep = sleep
@@ -91,11 +93,6 @@ class PartRunner(object):
         self.lock_stamp = clock()
         self.refreshed = 0
         self.lock_error = None
-
-    def wait_until(self, when):
-        left = when - self.clock()
-        if left > 0:
-            self.sleep(left)
 
     def refresh_lock(self):
         if not self.lock or self.lock_error:
@@ -111,8 +108,8 @@ class PartRunner(object):
             self.lock_error = str(exc)
         self.lock_stamp = self.clock()
 
-    def server(self, slot, begin, end):
-        args = dict(slot["args"], mode="server", kill_stray=True, start_timeout=_seconds(min(15.0, end - begin)),
+    def server(self, slot, end):
+        args = dict(slot["args"], mode="server", kill_stray=True, start_timeout=_seconds(min(15.0, end - self.clock())),
                     timeout=_seconds(end - self.clock()))
         started = self.side(self.module, args)
         collected = None
@@ -120,39 +117,37 @@ class PartRunner(object):
             collected = self.side(self.module, dict(slot["args"], mode="collect", timeout=_seconds(end - self.clock())))
         return started, collected
 
-    def client(self, slot, begin, end):
-        self.wait_until(begin + self.client_delay)
-        tries = []
+    def client(self, slot, latest, end):
+        tries, delay = [], self.retry_delay
         while True:
             result = self.side(self.module, dict(slot["args"], mode="client", timeout=_seconds(end - self.clock())))
             tries.append(result)
-            if result.get("passed") or result.get("cause") not in NOT_YET or \
-                    self.clock() + RETRY_AFTER >= begin + self.connect_window:
+            if result.get("passed") or result.get("cause") not in NOT_YET or self.clock() + delay > latest:
                 break
-            self.sleep(RETRY_AFTER)
+            self.sleep(delay)
+            delay = min(delay * 1.5, self.retry_delay_max)
         return result, len(tries)
 
     def run(self, slots):
         """The records of every slot of the part, in slot order."""
         records = []
         for slot in sorted(slots, key=lambda item: item["slot"]):
-            begin, end = self.t0 + float(slot["start"]), self.t0 + float(slot["end"])
+            latest, end = self.t0 + float(slot["latest"]), self.t0 + float(slot["end"])
             part = dict(role=slot["role"], test=dict(id=slot["test_id"]))
-            reached = self.clock()
-            if reached > begin + self.connect_window:
+            began = self.clock()
+            if began > latest:
                 records.append(dict(test_id=slot["test_id"], role=slot["role"], passed=False, cause="late_start",
-                                    msg="slot %d started %.1f s before this host reached it (its part began late or "
-                                        "an earlier slot overran); not run" % (slot["slot"], reached - begin),
+                                    msg="slot %d: this host reached it %.1f s after the last moment its test still "
+                                        "fitted (its part began late or an earlier slot overran); not run"
+                                        % (slot["slot"], began - latest),
                                     command="", summary=None, result=None, slot=slot["slot"], began=None, ended=None))
                 continue
-            self.wait_until(begin)
-            began = self.clock()
             if slot["role"] == "server":
-                started, collected = self.server(slot, begin, end)
+                started, collected = self.server(slot, end)
                 record = side_outcome(part, server=started, collect=collected)[0]
                 record["started"] = bool(started.get("passed"))
             else:
-                result, tries = self.client(slot, begin, end)
+                result, tries = self.client(slot, latest, end)
                 record = side_outcome(part, client=result)[0]
                 record["connect_tries"] = tries
             record.update(slot=slot["slot"], began=round(began - self.t0, 3), ended=round(self.clock() - self.t0, 3))

@@ -302,6 +302,10 @@ def merge_results(plan_result, side_results):
             test["server_started"] = False
         if test is not None and side.get("slot") is not None:
             test["slot"] = side["slot"]
+            # The test's times (seconds after the launch's t0): begun when both sides had, ended when both had.
+            for key in ("began", "ended"):
+                if side.get(key) is not None:
+                    test[key] = max(test.get(key, side[key]), side[key])
     for test in tests:
         if test["status"] != "planned":
             continue
@@ -410,6 +414,10 @@ def same_outcome(before_text, report):
 
 # --- HTML ---------------------------------------------------------------------------------------------
 
+# Above this many tests the page lists and plots only the tests that did not pass (the passed ones are counted per
+# round, their records in report.json beside the page) and leaves the raw report out: a fleet's run of tens of
+# thousands of tests stays a page a browser opens at once.
+DETAIL_LIMIT = 512
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf")
 
 
@@ -517,6 +525,36 @@ def matrix_html(matrices):
     return out
 
 
+def leaf_matrix_html(tests, groups):
+    """The pair tests aggregated by leaf (``groups``: host -> its leaves, ``cabling_groups``): a row and a column per
+    leaf, each cell the failed and the run tests between hosts of the two (within one leaf on the diagonal), red where
+    one failed. A fleet's whole matrix in a table of leaves x leaves."""
+    esc = html.escape
+    counts = {}
+    for test in tests or []:
+        if test.get("status") not in ("passed", "failed"):
+            continue
+        pair = tuple(sorted((groups.get(test["server"], "-"), groups.get(test["client"], "-"))))
+        cell = counts.setdefault(pair, [0, 0])
+        cell[1] += 1
+        if test["status"] == "failed":
+            cell[0] += 1
+    leaves = sorted(set(leaf for pair in counts for leaf in pair))
+    if not leaves:
+        return []
+    out = ["<h2>Pair tests by leaf (%d leaves)</h2>" % len(leaves),
+           "<table><tr><th></th>%s</tr>" % "".join("<th>%d</th>" % (i + 1) for i in range(len(leaves)))]
+    for i, a in enumerate(leaves):
+        row = []
+        for b in leaves:
+            failed, run = counts.get(tuple(sorted((a, b))), (0, 0))
+            row.append("<td></td>" if not run else '<td style="background:%s">%s</td>' % (
+                "#f8d0d0" if failed else "#d9f2d9", ("%d/%d" % (failed, run)) if failed else str(run)))
+        out.append("<tr><th>%d. %s</th>%s</tr>" % (i + 1, esc(a), "".join(row)))
+    out.append("</table><p>Tests run between the hosts of two leaves (within one on the diagonal); red: failed/run.</p>")
+    return out
+
+
 def render_html(report):
     """A self-contained HTML page: summary, pass/fail per host and per pair, a plot per test, commands."""
     esc = html.escape
@@ -551,7 +589,10 @@ def render_html(report):
             out.append("<li><code>%s</code>: %s</li>" % (esc(endpoint), "; ".join(
                 esc(text) for _rule, text in sorted(not_reported[endpoint].items()))))
         out.append("</ul>")
-    out.extend(matrix_html(pair_matrix(report.get("tests"), findings, location.get("reference_gbps"))))
+    matrices = pair_matrix(report.get("tests"), findings, location.get("reference_gbps"))
+    out.extend(matrix_html(matrices))
+    if len(set((report.get("groups") or {}).values())) > 1:
+        out.extend(leaf_matrix_html(report.get("tests"), report["groups"]))
     out.append("<h2>Hosts</h2><table><tr><th>host</th><th>status</th><th>check</th><th>result</th><th>command</th></tr>")
     for name in sorted(report["hosts"]):
         host = report["hosts"][name]
@@ -563,16 +604,28 @@ def render_html(report):
                 if index == 0 else "", esc(check.get("name", "")), _badge(check.get("status")) + " " +
                 esc(check.get("msg", "")), esc(check.get("command") or "")))
     out.append("</table>")
+    detailed = len(report["tests"]) <= DETAIL_LIMIT
+    listed = report["tests"] if detailed else [t for t in report["tests"] if t.get("status") != "passed"]
+    if not detailed:
+        per_round = {}
+        for test in report["tests"]:
+            if test.get("status") == "passed":
+                key = "-" if test.get("round") is None else test["round"] + 1
+                per_round[key] = per_round.get(key, 0) + 1
+        out.append("<p>%d tests: the %d that did not pass are listed and plotted below; the %d that passed (by round: %s) "
+                   "are in <code>report.json</code> beside this page.</p>" % (
+                       len(report["tests"]), len(listed), len(report["tests"]) - len(listed),
+                       esc(", ".join("%s: %d" % (key, per_round[key]) for key in sorted(per_round, key=str)))))
     out.append("<h2>Pairs</h2><table><tr><th>#</th><th>test</th><th>server &rarr; client</th><th>round</th><th>port</th>"
                "<th>status</th><th>result</th></tr>")
-    for test in report["tests"]:
+    for test in listed:
         out.append("<tr><td>%d</td><td>%s</td><td>%s &rarr; %s</td><td>%s</td><td>%d</td><td>%s</td><td>%s%s</td></tr>" % (
             test["number"], esc(test["tool"]), esc(test["server"]), esc(test["client"]),
             "" if test.get("round") is None else test["round"] + 1, test["port"], _badge(test["status"]),
             esc(test.get("msg") or ""), (" <em>(%s)</em>" % esc(test["cause"])) if test.get("cause") else ""))
     out.append("</table>")
     out.append("<h2>Measurements</h2>")
-    for test in report["tests"]:
+    for test in listed:
         out.append("<h3>%d. %s %s &rarr; %s</h3>" % (
             test["number"], esc(test["tool"]), esc(test["server"]), esc(test["client"])))
         rows = test.get("rows") or []
@@ -604,7 +657,10 @@ def render_html(report):
             out.append(svg_plot(series, y_label="GB/s"))
             if check.get("command"):
                 out.append("<p><code>%s</code></p>" % esc(check["command"]))
-    out.append("<h2>Raw report</h2><details><summary>JSON</summary><pre>%s</pre></details>"
-               % esc(json.dumps(report, indent=1, sort_keys=True)))
+    if detailed:
+        out.append("<h2>Raw report</h2><details><summary>JSON</summary><pre>%s</pre></details>"
+                   % esc(json.dumps(report, indent=1, sort_keys=True)))
+    else:
+        out.append("<h2>Raw report</h2><p>In <code>report.json</code> beside this page (%d tests).</p>" % len(report["tests"]))
     out.append("</body></html>\n")
     return "\n".join(out)

@@ -28,20 +28,28 @@ def test_each_round_is_a_slot_and_every_host_gets_its_whole_part_once():
     assert planned["execution"] == "launch" and planned["assignments"] == []
     times = planned["launch"]
     # Ten rounds (5 pair rounds, a round per tool): rping's slot 3 + 4 s, ib_write_bw's 5 + 4 s, each with 3 s for a
-    # refused client to try again, then the margin of 3 s.
+    # refused client to try again, then the margin of 3 s: the worst case.
     assert [slot["length"] for slot in times["slots"]] == [10.0, 12.0] * 5
+    # The slots count from the controller's time at planning, after a lead: three times what the lock's call took on all
+    # hosts (2.5 s) and the launch margin.
+    assert times["t0"] == 2000.0 and times["lead"] == 3 * 2.5 + 15.0
     starts = [slot["start"] for slot in times["slots"]]
-    assert starts == [sum([13.0, 15.0][i % 2] for i in range(n)) for n in range(10)] and times["duration"] == 140.0
-    assert times["connect_window"] == launch.CLIENT_DELAY + launch.CONNECT_GRACE
-    # The launch gets twice what the lock's call took on all hosts (2.5 s) and the margin.
-    assert times["t0"] == 2000.0 + 2 * 2.5 + 15.0
-    assert times["poll_retries"] * times["poll_delay"] >= times["t0"] - 2000.0 + times["duration"]
+    assert starts == [22.5 + sum([13.0, 15.0][i % 2] for i in range(n)) for n in range(10)] and times["duration"] == 162.5
+    assert times["ends"] == 2000.0 + 162.5 + 1.0
+    # Expected: the launch's span, then every slot as long as its test and READY_SECONDS.
+    assert times["expected"] == 2000.0 + 2.5 + 5 * (3.0 + launch.READY_SECONDS) + 5 * (5.0 + launch.READY_SECONDS)
+    assert times["poll_retries"] * times["poll_delay"] >= times["ends"] - times["expected"]
+    assert times["retry_delay"] == launch.RETRY_DELAY
     for host, slots in planned["parts"].items():
         assert [s["slot"] for s in slots] == list(range(10))  # six hosts: each in every round
         for slot in slots:
             test = [t for t in planned["tests"] if t["id"] == slot["test_id"]][0]
             assert slot["role"] == ("server" if test["server"] == host else "client") and host in (test["server"], test["client"])
             assert slot["args"]["port"] == test["port"] and slot["end"] - slot["start"] == times["slots"][slot["slot"]]["length"] + 3.0
+            # The last moment this side may begin: its test and setup still fit before the slot's end.
+            assert slot["latest"] == slot["end"] - launch.slot_length(slot["args"])
+    # Every test its own port: a client that is early can only reach its own test's server.
+    assert len(set(t["port"] for t in planned["tests"])) == len(planned["tests"])
 
 
 def test_a_host_whose_clock_is_off_is_refused_by_name_and_the_spread_widens_the_slots():
@@ -51,10 +59,28 @@ def test_a_host_whose_clock_is_off_is_refused_by_name_and_the_spread_widens_the_
     offsets = dict(n00=0.0, n01=1.5, n02=0.0, n03=-0.5)
     planned = va.plan(hosts(4), ["ib_write_bw"], launch=dict(now=0.0, clocks=clocks(offsets)))
     assert planned["launch"]["spread"] == 2.0 and planned["launch"]["margin"] == 5.0
-    assert planned["launch"]["connect_window"] == launch.CLIENT_DELAY + 2.0 + launch.CONNECT_GRACE
+    first = planned["launch"]["slots"][0]
+    # Retrying 2 s longer, a margin 2 s wider, and each side's latest start 2 s earlier (its clock may be ahead).
+    assert first["length"] == launch.slot_length(dict(tool="ib_write_bw", duration=5, timeout=60)) + 2.0 + launch.CONNECT_GRACE
+    side = planned["parts"]["n00"][0]
+    assert side["latest"] == side["end"] - 2.0 - launch.slot_length(side["args"])
     # No clock reading (the lock off): the host's own clock is trusted, the launch gets the margin alone.
     bare = va.plan(hosts(4), ["ib_write_bw"], launch=dict(now=0.0, clocks={"n00": {"skipped": True}}))
-    assert bare["launch"]["offsets"] == {} and bare["launch"]["t0"] == 15.0
+    assert bare["launch"]["offsets"] == {} and bare["launch"]["t0"] == 0.0 and bare["launch"]["slots"][0]["start"] == 15.0
+
+
+def test_the_call_s_start_sets_the_launch_s_lead_and_the_middle_of_the_call_the_offset():
+    # Every host's lock call began at once and took 20 s to come back, as a module run on 64 hosts at 64 forks on a
+    # loaded controller does: the last end alone says 1 s, the starts say what the launch will take.
+    readings = dict(("n%02d" % i, dict(controller_started=1000.0, controller_time=1019.0 + i * 0.25,
+                                       host_time=1010.0 + i * 0.125)) for i in range(4))
+    offsets, refused = launch.clock_offsets(readings, 10.0)
+    assert refused == {} and offsets["n00"] == 1010.0 - 1009.5 and launch.launch_span(readings) == 19.75
+    planned = va.plan(hosts(4), ["ib_write_bw"], launch=dict(now=1020.0, clocks=readings))
+    assert planned["launch"]["lead"] == 3 * 19.75 + 15.0 and planned["launch"]["slots"][0]["start"] == 3 * 19.75 + 15.0
+    # Without the starts (an older lock result): the ends' spread, as before.
+    bare = dict((host, dict(host_time=r["host_time"], controller_time=r["controller_time"])) for host, r in readings.items())
+    assert launch.launch_span(bare) == 0.75 and launch.clock_offsets(bare, 10.0)[0]["n00"] == 1010.0 - 1019.0
 
 
 def test_a_test_of_every_size_is_given_its_timeout():

@@ -70,6 +70,8 @@ def test_send_lat_table():
 @pytest.mark.parametrize("name, cause", [
     ("write_bw_port_in_use_server.txt", "port_in_use"),
     ("write_bw_unreachable_client.txt", "unreachable"),
+    # An RDMA-CM client whose server is not listening yet: a launched slot's client tries again on it.
+    ("write_bw_rdma_cm_no_listener_rxe_client.txt", "unreachable"),
 ])
 def test_error_outputs_name_their_cause(name, cause):
     with pytest.raises(pt.PerftestParseError, match="^%s: " % cause):

@@ -106,6 +106,40 @@ def test_merge_and_report():
     assert "unreachable" in page
 
 
+def test_a_fleet_s_page_lists_the_tests_that_did_not_pass_and_counts_the_rest():
+    hosts = dict(("g%03d" % i, host("10.1.%d.%d" % (i // 200, i % 200 + 1))) for i in range(40))
+    planned = va.plan(hosts, ["ib_write_bw"], schedule="full")
+    assert len(planned["tests"]) == 780 > va.DETAIL_LIMIT
+    rows = [dict(bytes=65536, iterations=1000, bw_peak_gbps=None, bw_average_gbps=92.4, msg_rate_mpps=0.17)]
+    sides = []
+    for number, test in enumerate(planned["tests"]):
+        failed = number in (5, 400)
+        sides += [dict(test_id=test["id"], role="server", passed=True, command="ib_write_bw -p %d" % test["port"]),
+                  dict(test_id=test["id"], role="client", passed=not failed, cause="unreachable" if failed else None,
+                       msg="Couldn't connect" if failed else "", command="ib_write_bw -p %d %s" % (test["port"], test["server_address"]),
+                       summary=None if failed else dict(bytes=65536, value=92.4, unit="Gb/s"),
+                       result=None if failed else dict(rows=rows, unit="Gb/sec"))]
+    report = va.build_report(va.merge_results(planned, sides), dict(g000=dict(status="passed", checks=[])))
+    page = va.render_html(report)
+    failed = [t for t in report["tests"] if t["status"] == "failed"]
+    assert len(failed) == 2 and all(t["client_command"] in page for t in failed)
+    passed = [t for t in report["tests"] if t["status"] == "passed"]
+    # The passed tests are counted, not listed or plotted, and the raw report stays in report.json.
+    assert "the 778 that passed" in page and passed[0]["client_command"] not in page and page.count("<svg") == 0
+    assert '"tests": [' not in page and "report.json" in page
+    # With the hosts' leaves the matrix is drawn by leaf too, failed/run where a test failed.
+    assert "Pair tests by leaf" not in page
+    report["groups"] = dict((name, "leaf%d" % (int(name[1:]) // 20)) for name in hosts)
+    by_leaf = va.render_html(report)
+    assert "Pair tests by leaf (2 leaves)" in by_leaf
+    for pair, run in ((("leaf0", "leaf0"), 190), (("leaf1", "leaf1"), 190), (("leaf0", "leaf1"), 400)):
+        bad = sum(1 for t in failed if sorted((report["groups"][t["server"]], report["groups"][t["client"]])) == list(pair))
+        assert (">%d/%d<" % (bad, run) if bad else ">%d<" % run) in by_leaf
+    # At the limit, every test is listed and the raw report embedded, as before.
+    small = va.build_report(report["tests"][:va.DETAIL_LIMIT], {})
+    assert va.render_html(small).count("<svg") == sum(1 for t in small["tests"] if t["status"] == "passed") == 510
+
+
 def test_svg_plot_handles_one_point_and_no_data():
     assert "<circle" in va.svg_plot([("x", [(65536, 1.0)])])
     assert "no data" in va.svg_plot([("x", [])])

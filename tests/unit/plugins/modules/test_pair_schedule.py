@@ -2,9 +2,9 @@
 # Copyright: (c) 2026, roce.fabric contributors
 # GNU General Public License v3.0+ (see LICENSE or https://www.gnu.org/licenses/gpl-3.0.txt)
 """roce.fabric.pair_schedule with real processes: two "hosts" (this test and a second Python process, each a module
-call) run their parts of a plan by the clock; the stand-in tool is a real TCP server and client (perftest's socket
-exchange, without RDMA-CM) that prints captured perftest output once they met, so a side that runs at the wrong time
-fails as the real tool does."""
+call) run their parts of a plan, each slot as soon as both sides are ready; the stand-in tool is a real TCP server and client (perftest's socket
+exchange, without RDMA-CM) that prints captured perftest output once they met, so a client that connects before its
+server listens is refused as by the real tool."""
 
 from __future__ import annotations
 
@@ -65,8 +65,7 @@ def two_host_plan(tools, tmp_path, now, slot_margin=1.0):
 
 
 def module_args(planned, host, **extra):
-    args = dict(slots=planned["parts"][host], t0=planned["launch"]["t0"],
-                connect_window=planned["launch"]["connect_window"], client_delay=planned["launch"]["client_delay"])
+    args = dict(slots=planned["parts"][host], t0=planned["launch"]["t0"], retry_delay=planned["launch"]["retry_delay"])
     args.update(extra)
     return args
 
@@ -88,9 +87,10 @@ def result_of(proc):
     return json.loads(out.strip().splitlines()[-1])
 
 
-def test_two_hosts_run_their_parts_by_the_clock_and_a_refused_client_tries_again(tools, tmp_path):
+def test_two_hosts_begin_each_slot_when_both_are_ready_and_a_refused_client_tries_again(tools, tmp_path):
     planned = two_host_plan(tools, tmp_path, time.time())
-    # b starts its part a second late: its client of slot 1... and a's client of slot 1 finds b's server late.
+    # b starts its part a second late: a's server of slot 0 waits for it, and a's client of slot 1 is refused until
+    # b's server of slot 1 listens.
     proc = other_host(planned, "b", tmp_path, delay=1.0)
     mine = run_module(pair_schedule.main, module_args(planned, "a"))
     theirs = result_of(proc)
@@ -101,10 +101,16 @@ def test_two_hosts_run_their_parts_by_the_clock_and_a_refused_client_tries_again
     merged = va.merge_results(planned, records)
     assert [t["status"] for t in merged] == ["passed", "passed"] and merged[0]["summary"]["value"] == 92.40
     assert [t["slot"] for t in merged] == [0, 1]
-    # Each side began at its slot's start on its clock (within the host's own scheduling), none before.
+    by = dict(((r["slot"], r["role"]), r) for r in records)
+    # Nobody waited for a slot's worst-case start: slot 1 began on both hosts when slot 0 had ended on each, long
+    # before its planned start, and within a few retries of the later of the two.
+    slot1 = planned["launch"]["slots"][1]["start"]
+    assert by[(1, "server")]["began"] < slot1 and by[(1, "client")]["began"] < slot1
+    assert by[(1, "client")]["began"] >= by[(0, "server")]["ended"] and by[(1, "server")]["began"] >= by[(0, "client")]["ended"]
+    assert by[(1, "client")]["ended"] - max(by[(0, "server")]["ended"], by[(0, "client")]["ended"]) < 3.0
+    assert mine["results"][1]["connect_tries"] >= 1
     for record in records:
-        start = planned["launch"]["slots"][record["slot"]]["start"]
-        assert start <= record["began"] < start + 1.5 and record["ended"] <= planned["parts"]["a"][record["slot"]]["end"] + 1
+        assert record["ended"] <= planned["parts"]["a"][record["slot"]]["end"] + 1
     assert os.listdir(str(tmp_path / "run")) == []
 
 
@@ -112,7 +118,7 @@ def test_a_host_that_reaches_a_slot_too_late_skips_it_and_its_partner_says_what_
     planned = two_host_plan(tools, tmp_path, time.time())
     lock = str(tmp_path / "lock" / "validate.lock")
     run_lock.take(lock, "run-1", 60)
-    late = planned["launch"]["t0"] - time.time() + planned["launch"]["connect_window"] + 0.5
+    late = planned["launch"]["t0"] - time.time() + planned["parts"]["b"][0]["latest"] + 0.5
     proc = other_host(planned, "b", tmp_path, delay=late)
     mine = run_module(pair_schedule.main, module_args(planned, "a", lock=dict(path=lock, owner="run-1", stale_after=4)))
     theirs = result_of(proc)
@@ -130,8 +136,10 @@ def test_a_partner_that_never_runs_leaves_peer_lost_never_a_hang(tools, tmp_path
     planned = two_host_plan(tools, tmp_path, time.time())
     began = time.time()
     mine = run_module(pair_schedule.main, module_args(planned, "a"))
-    # Bounded by the slots' ends, whatever the partner does.
+    # Bounded by the slots' ends, whatever the partner does: the server waited until its slot's end, the client
+    # tried again until its latest start.
     assert time.time() - began <= planned["launch"]["t0"] - began + planned["launch"]["duration"] + 3
+    assert mine["results"][0]["ended"] >= planned["parts"]["a"][0]["end"] - 1.5
     assert [(r["role"], r["cause"]) for r in mine["results"]] == [("server", "timeout"), ("client", "unreachable")]
     assert mine["results"][1]["connect_tries"] > 1
     merged = va.merge_results(planned, mine["results"])
@@ -145,7 +153,32 @@ def test_check_mode_runs_nothing_and_bad_slots_are_refused(tools, tmp_path):
     bad = module_args(planned, "a")
     bad["slots"] = [dict(bad["slots"][0], end=bad["slots"][0]["start"])]
     refused = run_module(pair_schedule.main, bad)
-    assert refused["failed"] and "is not after start" in refused["msg"] and "nothing was run" in refused["msg"]
+    assert refused["failed"] and "0 <= start <= latest < end" in refused["msg"] and "nothing was run" in refused["msg"]
+    early = module_args(planned, "a")
+    early["slots"] = [dict(early["slots"][0], latest=early["slots"][0]["start"] - 1)]
+    assert "latest" in run_module(pair_schedule.main, early)["msg"]
     twice = module_args(planned, "a")
     twice["slots"] = [twice["slots"][0], twice["slots"][0]]
     assert "given twice" in run_module(pair_schedule.main, twice)["msg"]
+
+
+def test_a_refused_client_backs_off_to_a_second_and_stops_at_its_latest_start():
+    from ansible_collections.roce.fabric.plugins.module_utils.validate.pair_schedule import PartRunner
+    now = [100.0]
+    waits = []
+
+    def sleep(seconds):
+        waits.append(round(seconds, 4))
+        now[0] += seconds
+
+    def refused(module, args):
+        assert args["mode"] == "client" and args["timeout"] >= 1
+        now[0] += 0.05  # the tool's own try
+        return dict(passed=False, cause="unreachable", msg="Couldn't connect to 10.0.0.2:18515")
+
+    runner = PartRunner(None, 100.0, retry_delay=0.2, clock=lambda: now[0], sleep=sleep, side=refused)
+    records = runner.run([dict(slot=0, start=0.0, latest=5.0, end=12.0, role="client", test_id="t1", args={})])
+    assert waits[:6] == [0.2, 0.3, 0.45, 0.675, 1.0, 1.0] and max(waits) == 1.0
+    # No try begun after its latest start (5 s after t0), and the record is the last refusal's.
+    assert now[0] <= 100.0 + 5.0 + 0.05 and records[0]["cause"] == "unreachable"
+    assert records[0]["connect_tries"] == len(waits) + 1

@@ -36,6 +36,9 @@ if not client:
         print(" Couldn't listen to port 18515"); sys.exit(1)
     if mode == "buffered":
         time.sleep(5); print("* Waiting for client to connect... *"); sys.exit(0)
+    if mode == "met_at_once":
+        # Its client was already trying: the exchange and the test are over before the module looks.
+        print("* Waiting for client to connect... *"); print(fixture, end=""); sys.exit(0)
     print("* Waiting for client to connect... *", flush=True)
     if mode == "hang":
         time.sleep(1000)
@@ -114,6 +117,15 @@ def test_server_port_in_use_reported_by_tool(tool, tmp_path, monkeypatch):
     assert result["passed"] is False
     assert result["cause"] == "port_in_use"
     assert "server exited at once" in result["msg"]
+
+
+def test_a_server_whose_client_met_it_as_it_started_is_collected_not_failed(tool, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_MODE", "met_at_once")
+    started = run_module(perftest.main, args(tool, tmp_path, mode="server", port=28645))
+    assert started["passed"] is True and "ran its test as it started" in started["msg"], started
+    collected = run_module(perftest.main, args(tool, tmp_path, mode="collect", port=28645))
+    assert collected["passed"] is True and collected["summary"]["value"] == 92.40, collected
+    assert os.listdir(str(tmp_path / "run")) == []
 
 
 def test_stray_server_blocks_port_then_cleanup_stops_it(tool, tmp_path, monkeypatch):
