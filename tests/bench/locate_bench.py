@@ -26,23 +26,16 @@ import json
 import os
 import random
 import sys
-import tempfile
 import time
 import tracemalloc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
 
 
-def collection_path():
-    """A folder where ``ansible_collections.roce.fabric`` is this checkout (the imports of module_utils need it)."""
-    base = tempfile.mkdtemp(prefix="locate-bench-")
-    os.makedirs(os.path.join(base, "ansible_collections", "roce"))
-    os.symlink(ROOT, os.path.join(base, "ansible_collections", "roce", "fabric"))
-    sys.path.insert(0, base)
+sys.path.insert(0, HERE)
+import collection_path  # noqa: E402  pylint: disable=wrong-import-position
 
-
-collection_path()
+collection_path.add("locate-bench-")
 from ansible_collections.roce.fabric.plugins.module_utils.validate.locate import locate  # noqa: E402  pylint: disable=wrong-import-position
 from ansible_collections.roce.fabric.plugins.module_utils.validate.schedule import (  # noqa: E402  pylint: disable=wrong-import-position
     circle_rounds,

@@ -48,10 +48,9 @@ sys.stdout.write(open({fixture!r}).read())
 def load_validate():
     """plan.py through ``ansible_collections.roce.fabric`` (its imports need the collection's name): a folder where
     that name is this checkout."""
-    base = tempfile.mkdtemp(prefix="perftest-matrix-collection-")
-    os.makedirs(os.path.join(base, "ansible_collections", "roce"))
-    os.symlink(ROOT, os.path.join(base, "ansible_collections", "roce", "fabric"))
-    sys.path.insert(0, base)
+    sys.path.insert(0, HERE)
+    import collection_path  # pylint: disable=import-outside-toplevel
+    collection_path.add("perftest-matrix-collection-")
     return importlib.import_module("ansible_collections.roce.fabric.plugins.module_utils.validate.plan")
 
 

@@ -24,7 +24,6 @@ import json
 import os
 import random
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -32,15 +31,10 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 FIXTURES = os.path.join(ROOT, "tests", "unit", "plugins", "module_utils", "fixtures", "perftest")
 
 
-def collection_path():
-    """A folder where ``ansible_collections.roce.fabric`` is this checkout (the imports of module_utils need it)."""
-    base = tempfile.mkdtemp(prefix="report-bench-")
-    os.makedirs(os.path.join(base, "ansible_collections", "roce"))
-    os.symlink(ROOT, os.path.join(base, "ansible_collections", "roce", "fabric"))
-    sys.path.insert(0, base)
+sys.path.insert(0, HERE)
+import collection_path  # noqa: E402  pylint: disable=wrong-import-position
 
-
-collection_path()
+collection_path.add("report-bench-")
 from ansible_collections.roce.fabric.plugins.module_utils.validate import perftest as pt  # noqa: E402  pylint: disable=wrong-import-position
 from ansible_collections.roce.fabric.plugins.module_utils.validate import plan as va  # noqa: E402  pylint: disable=wrong-import-position
 from ansible_collections.roce.fabric.plugins.module_utils.validate.pair_schedule import side_params  # noqa: E402  pylint: disable=wrong-import-position

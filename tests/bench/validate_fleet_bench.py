@@ -122,7 +122,10 @@ def host_task_runs(data, by_task=None):
             runs = 0
             for result in task.get("hosts", {}).values():
                 items = result.get("results")
-                if isinstance(items, list) and items:
+                # A loop's items (each names its loop variable); a module's own list called results (a launched
+                # part's records, as async_status returns them) is one run.
+                if isinstance(items, list) and items and all(isinstance(item, dict) and "ansible_loop_var" in item
+                                                             for item in items):
                     runs += sum(1 for item in items if not item.get("skipped") and not item.get("include"))
                 elif not result.get("skipped") and not result.get("include"):
                     runs += int(result.get("attempts") or 1)  # an until loop's polls each
