@@ -99,16 +99,18 @@ def launch_span(clocks):
     starts, ends = [], []
     for reading in (clocks or {}).values():
         try:
-            ends.append(float(reading["controller_time"]))
-            starts.append(float(reading.get("controller_started", ends[-1])))
+            ended = float(reading["controller_time"])
+            began = float(reading.get("controller_started", ended))
         except (KeyError, TypeError, ValueError, AttributeError):
             continue
+        ends.append(ended)
+        starts.append(began)
     return max(ends) - min(starts) if ends else 0.0
 
 
 def expected_seconds(args):
     """The seconds one side's test is expected to take once both its sides are ready: its duration (every size of a
-    bandwidth test: a second a size), an untimed test's ``UNTIMED_SECONDS``."""
+    bandwidth test: a second for each of perftest's 23 sizes), an untimed test's ``UNTIMED_SECONDS``."""
     if args.get("tool") in BW_TOOLS and args.get("all_sizes"):
         return 23.0
     return float(args["duration"]) if args.get("duration") else UNTIMED_SECONDS

@@ -30,6 +30,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.validate.perftest_sess
     params_problem,
     perftest_argument_spec,
 )
+from ansible_collections.roce.fabric.plugins.module_utils.validate.launch import RETRY_DELAY, RETRY_DELAY_MAX
 from ansible_collections.roce.fabric.plugins.module_utils.validate.plan import side_outcome
 
 # Causes of a client that found no server listening yet: tried again until its latest start.
@@ -80,8 +81,8 @@ class PartRunner(object):
     """Runs one host's slots. ``module``: the pair_schedule module; ``t0``: the time the slots' seconds count from;
     ``clock``/``sleep`` are the host's."""
 
-    def __init__(self, module, t0, retry_delay=0.2, lock=None, clock=time.time, sleep=time.sleep, side=run_side,
-                 retry_delay_max=1.0):
+    def __init__(self, module, t0, retry_delay=RETRY_DELAY, lock=None, clock=time.time, sleep=time.sleep, side=run_side,
+                 retry_delay_max=RETRY_DELAY_MAX):
         self.module = module
         self.t0 = float(t0)
         self.retry_delay = float(retry_delay)

@@ -111,3 +111,11 @@ def test_records_of_a_launched_plan_name_a_lost_or_late_host():
     # The same records of a round-by-round plan: a missing side is a side that did not run (as before).
     rounds = va.plan(hosts(4), ["ib_write_bw"])
     assert dict((t["id"], t) for t in va.merge_results(rounds, records))[first["id"]]["cause"] == "timeout"
+
+
+def test_a_reading_that_is_not_a_time_is_left_out_of_the_span_and_the_offsets():
+    readings = dict(a=dict(controller_started=100.0, controller_time=104.0, host_time=102.0),
+                    b=dict(controller_started="soon", controller_time=103.0, host_time=103.0),
+                    c="not a reading")
+    assert launch.launch_span(readings) == 4.0
+    assert launch.clock_offsets(readings, 10.0) == ({"a": 0.0}, {})
