@@ -177,6 +177,20 @@ def off_contract(capture, dscp):
     return out
 
 
+def management_packets(capture, dscp, sent_only):
+    """How many captured packets off ``dscp`` were connection management alone: a ToS whose packets all went to QP 1
+    (the General Services QP: the RDMA CM's requests, replies, rejects and disconnects), those this host sent when
+    ``sent_only``. Not data: a refused connection's tries (a launched slot's client before its server listens) make
+    a few, on whatever class the rejecting side answers."""
+    count = 0
+    for tos, entry in ((capture or {}).get("detail") or {}).items():
+        if not isinstance(entry, dict) or int(tos) >> 2 == int(dscp) or sorted(entry.get("qps") or {}) != ["1"]:
+            continue
+        count += sum(int(n) for key, n in (entry.get("opcodes") or {}).items()
+                     if not sent_only or key.startswith("sent "))
+    return count
+
+
 def pause_words(priority, evidence):
     """``PFC pause frames on priority 3 rx 12, tx 0``, each direction whose counter the driver did not print named
     as not reported (``tx not reported: ethtool -S prints no tx_prio3_pause``)."""
@@ -230,7 +244,8 @@ def traffic_check(netdev, before, after, priority, dscp, capture=None, min_share
         # The packets this host sent say what its own settings do; all packets include its peers'.
         view = capture["sent"] if isinstance(capture.get("sent"), dict) else capture
         whose = "this host sent" if view is not capture else "seen"
-        total = int(view.get("packets") or 0)
+        management = management_packets(capture, dscp, sent_only=view is not capture)
+        total = int(view.get("packets") or 0) - management
         counts = dict((str(k), int(v)) for k, v in (view.get("dscp") or {}).items())
         if total < min_packets:
             return dict(status="skipped", share=None, evidence=dict(capture=capture, hw=hw),
@@ -241,6 +256,9 @@ def traffic_check(netdev, before, after, priority, dscp, capture=None, min_share
         seen = ", ".join("DSCP %s: %d" % (k, counts[k]) for k in sorted(counts, key=int))
         others = off_contract(capture, dscp)
         off_text = (" Seen off the contract: %s." % "; ".join(others)) if others else ""
+        if management:
+            off_text += (" The %d connection-management packet(s) (QP 1) off the contract are not data and are left"
+                         " out of the share." % management)
         template = ("%d of %d RoCE v2 packets %s on %s carried DSCP %d, the contract's (%s; wire capture: software"
                     " RDMA sends through the netdev; by DSCP: %s).%s%s")
         msg = template % (on, total, whose, netdev, dscp, _pct(share), seen, off_text, hw_text)
