@@ -45,6 +45,7 @@ SLOT_MARGIN = 3.0
 # A refused client tries again after this many seconds, half as long again after each refusal, at most
 # RETRY_DELAY_MAX: a server a little behind is met within tenths of a second, one far behind costs few tries.
 RETRY_DELAY = 0.2
+RETRY_BACKOFF = 1.5
 RETRY_DELAY_MAX = 1.0
 # The lead is this many times what one module run on every host took (the lock's call): the launch is a heavier
 # module run (its slots, the async wrapper), and a generous lead costs nothing (nobody waits for it) but a lost

@@ -30,7 +30,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.validate.perftest_sess
     params_problem,
     perftest_argument_spec,
 )
-from ansible_collections.roce.fabric.plugins.module_utils.validate.launch import RETRY_DELAY, RETRY_DELAY_MAX
+from ansible_collections.roce.fabric.plugins.module_utils.validate.launch import RETRY_BACKOFF, RETRY_DELAY, RETRY_DELAY_MAX
 from ansible_collections.roce.fabric.plugins.module_utils.validate.plan import side_outcome
 
 # Causes of a client that found no server listening yet: tried again until its latest start.
@@ -126,7 +126,7 @@ class PartRunner(object):
             if result.get("passed") or result.get("cause") not in NOT_YET or self.clock() + delay > latest:
                 break
             self.sleep(delay)
-            delay = min(delay * 1.5, self.retry_delay_max)
+            delay = min(delay * RETRY_BACKOFF, self.retry_delay_max)
         return result, len(tries)
 
     def run(self, slots):
