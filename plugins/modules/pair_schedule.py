@@ -143,8 +143,10 @@ RETURN = r"""
 results:
   description:
     - One record per slot, in slot order - C({test_id, role, passed, cause, msg, command, summary, result, slot, began,
-      ended}), a server's with C(started) (whether it listened), a client's with C(connect_tries). C(cause) is the test's (as
-      M(roce.fabric.perftest)'s) or C(late_start) for a slot not run.
+      ended, part_began}), a server's with C(started) (whether it listened), a client's with C(connect_tries). C(cause) is
+      the test's (as M(roce.fabric.perftest)'s) or C(late_start) for a slot not run, whose C(msg) says whether the part
+      began after the first slot's start (the launch's lead) or an earlier slot overran.
+    - C(began), C(ended) and C(part_began) (when this host's part began) are seconds after O(t0) on this host's clock.
   returned: always
   type: list
   elements: dict

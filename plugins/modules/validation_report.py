@@ -135,9 +135,12 @@ options:
     type: float
     default: 3
   launch_margin:
-    description: V(plan), V(retests) - seconds added to the launch's own time in the lead before the first slot's deadline.
+    description:
+      - V(plan), V(retests) - seconds added to the launch's own time in the lead before the first slot's deadline.
+      - A part that begins after its first slot's latest start leaves that test C(late_start); a generous margin costs
+        nothing while every host is present (no slot waits for its deadline), only a lost host's partners wait longer.
     type: float
-    default: 15
+    default: 60
   poll_delay:
     description: V(plan), V(retests) - seconds between the collection's polls of a launched part (C(launch.poll_delay) of RV(plan)).
     type: float
@@ -353,7 +356,9 @@ report:
   description: V(write) - the report as written to C(report.json) (C(title), C(generated), C(summary), C(passed),
     C(hosts), C(tests), C(findings) (each C(part), C(id), C(confidence), C(evidence), C(action), C(replace),
     C(alternatives)) and C(location) (C(suspects), C(transient) - cleared by a retest that passed - C(retests),
-    C(switches) - C(read) and C(unread) with why - and C(note)), and with O(cabling) C(groups) (each host's leaves,
+    C(switches) - C(read) and C(unread) with why - C(note), and C(left_out) with C(left_out_note): the failed tests,
+    by cause, that say nothing of the fabric (a slot reached too late, a lost part, a port another process held, a
+    tool not installed) and are no evidence for the matrix), and with O(cabling) C(groups) (each host's leaves,
     by which C(report.html) aggregates the pair matrix, a fleet's too large to draw). Above 512 tests C(report.html) lists and plots
     only the tests that did not pass and counts the rest by round; C(report.json) holds them all.
   returned: mode is write
@@ -565,7 +570,7 @@ def main():
             clocks=dict(type="dict", default={}),
             clock_max_offset=dict(type="float", default=10),
             slot_margin=dict(type="float", default=3),
-            launch_margin=dict(type="float", default=15),
+            launch_margin=dict(type="float", default=60),
             poll_delay=dict(type="float", default=10),
             port_base=dict(type="int", default=18515),
             bw_fraction=dict(type="float", default=0.9),

@@ -151,8 +151,28 @@ def test_the_metrics_page_passes_promtool(telemetry):
         assert proc.returncode == 0, (host, proc.stdout.decode() + proc.stderr.decode())
 
 
+def sample(series, at):
+    """``(value, scrape time)`` of the last sample of ``series`` Prometheus holds at ``at``, or None."""
+    value, stamp = scalar(series, at), scalar("timestamp(%s)" % series, at)
+    return None if value is None or stamp is None else (value, stamp)
+
+
+def framed_rate(series, before, after):
+    """The counter's rate between its last scrape at or before ``before`` and its first one at or after ``after``
+    (waited for): the run's average over a window of real scrapes on either side of it, however late a loaded VM's
+    scrapes come. The window's seconds are returned with it."""
+    first = sample(series, before)
+    assert first is not None and first[1] <= before, (series, first)
+
+    def scraped_after():
+        got = sample(series, time.time())
+        return got if got is not None and got[1] >= after else None
+    last = wait_until("a scrape of %s after the run" % series, scraped_after, 60, 0.5)
+    return (last[0] - first[0]) / (last[1] - first[1]), last[1] - first[1]
+
+
 def test_prometheus_sees_the_rdma_traffic_of_a_perftest_run(telemetry):
-    """rate() of rxe0's transmitted bytes and packets: zero-ish before the run, well above it during the run."""
+    """rxe0's transmitted bytes and packets: zero-ish before the run, well above it over the run."""
     rc, out = vm("node2", "pkill -x ib_write_bw; (timeout 60 ib_write_bw -d rxe0 -R -D 8 -s 65536 >/dev/null 2>&1 &); sleep 1")
     quiet_end = time.time()
     time.sleep(1)
@@ -160,24 +180,23 @@ def test_prometheus_sees_the_rdma_traffic_of_a_perftest_run(telemetry):
     rc, out = vm("node1", "timeout 60 ib_write_bw -d rxe0 -R -D 8 -s 65536 10.78.0.2")
     ended = time.time()
     assert rc == 0, out
-    time.sleep(4)  # idle scrapes after the run
-    # The busy rate is the run's average over a window from just before it started to just after it ended. On a loaded
-    # machine the busy VM may answer no scrape during the run (the lab scrapes every second, with a timeout of a
-    # second); the idle scrapes on either side still frame it, and rate() is then the bytes of the run over the window.
-    during = ended + 3
-    window = int(during - started) + 3
-    bytes_rate = 'rate(rdma_netdev_transmit_bytes_total{host="node1",device="rxe0"}[%ds])'
-    packets_rate = 'rate(rdma_packets_sent_total{host="node1",device="rxe0"}[%ds])'
-    busy_bytes, busy_packets = scalar(bytes_rate % window, during), scalar(packets_rate % window, during)
-    idle_bytes, idle_packets = scalar(bytes_rate % 8, quiet_end), scalar(packets_rate % 8, quiet_end)
+    # The busy rate is the run's average between the last scrape before it started and the first after it ended. On a
+    # loaded machine the busy VM may answer no scrape during the run (the lab scrapes every second, with a timeout of
+    # a second), and its first scrape after it may come late: the window is the scrapes', not a guess of seconds.
+    tx_bytes = 'rdma_netdev_transmit_bytes_total{host="node1",device="rxe0"}'
+    tx_packets = 'rdma_packets_sent_total{host="node1",device="rxe0"}'
+    busy_bytes, window = framed_rate(tx_bytes, started, ended)
+    busy_packets, _ = framed_rate(tx_packets, started, ended)
+    idle_bytes = scalar("rate(%s[8s])" % tx_bytes, quiet_end)
+    idle_packets = scalar("rate(%s[8s])" % tx_packets, quiet_end)
     # Soft-RoCE under TCG moves a few MB/s: the run is far above 100 kB/s, an idle link far below 10 kB/s.
-    assert busy_bytes is not None and busy_bytes > 100000, (busy_bytes, out)
-    assert busy_packets is not None and busy_packets > 20, busy_packets
+    assert busy_bytes > 100000, (busy_bytes, window, out)
+    assert busy_packets > 20, (busy_packets, window)
     assert idle_bytes is not None and idle_bytes < 10000, idle_bytes
     assert idle_packets is not None and idle_packets < 5, idle_packets
     # The receiving side counts the same run.
-    received = scalar('rate(rdma_packets_received_total{host="node2",device="rxe0"}[%ds])' % window, during)
-    assert received is not None and received > 20, received
+    received, window = framed_rate('rdma_packets_received_total{host="node2",device="rxe0"}', started, ended)
+    assert received > 20, (received, window)
 
 
 def test_a_device_removed_and_added_again_is_followed(telemetry):

@@ -25,6 +25,30 @@ from ansible_collections.roce.fabric.plugins.module_utils.validate.locate import
 
 RAIL = "roce"
 PAIR_BW_TOOLS = ("ib_write_bw", "ib_read_bw", "ib_send_bw", "rping")
+# Causes of a failed test that say nothing of the fabric between its hosts: the run's own (a host that reached its
+# slot too late, a host whose part was lost), a port another process held, a tool not installed. Such a test stays
+# failed in the report but is no evidence for the matrix: it would name a NIC for a slow controller.
+RUN_CAUSES = {
+    "late_start": "a host reached the test's slot too late to run it",
+    "peer_lost": "a host's part of the launch never came back",
+    "port_in_use": "another process held the test's port",
+    "tool_missing": "the tool is not installed",
+}
+
+
+def fabric_evidence(test):
+    """True when a pair test's outcome says something of the fabric: passed, or failed for a cause the run's own
+    troubles (``RUN_CAUSES``) do not explain."""
+    return test.get("status") == "passed" or (test.get("status") == "failed" and test.get("cause") not in RUN_CAUSES)
+
+
+def left_out(tests):
+    """``{cause: count}`` of the failed pair tests ``fabric_evidence`` leaves out of the matrix."""
+    counts = {}
+    for test in tests or []:
+        if test.get("tool") in PAIR_BW_TOOLS and test.get("status") == "failed" and test.get("cause") in RUN_CAUSES:
+            counts[test["cause"]] = counts.get(test["cause"], 0) + 1
+    return counts
 
 
 def _endpoint(host, device):
@@ -112,7 +136,7 @@ def run_inputs(tests, hosts, cabling=None, switch_ports=None, addresses=None, sw
     switches heard over LLDP (``switch_lldp_of``)."""
     endpoints, rail = {}, []
     for test in tests:
-        if test.get("tool") not in PAIR_BW_TOOLS or test.get("status") not in ("passed", "failed"):
+        if test.get("tool") not in PAIR_BW_TOOLS or not fabric_evidence(test):
             continue
         server = _endpoint(test["server"], test.get("server_device"))
         client = _endpoint(test["client"], test.get("client_device"))
@@ -203,7 +227,7 @@ def retest_outcomes(retest_tests):
     leaves its suspect one)."""
     outcomes = {}
     for test in retest_tests or []:
-        if test.get("status") not in ("passed", "failed"):
+        if not fabric_evidence(test):
             continue
         suspect = _endpoint(test["client"], test.get("client_device"))
         outcomes[suspect] = outcomes.get(suspect, True) and test["status"] == "passed"
@@ -236,9 +260,14 @@ def findings_of(tests, hosts, retest_tests=None, cabling=None, switch_counters=N
     switches = dict(read=sorted((phases[0] | phases[1]) - set(unread)), unread=unread, lldp=lldp_read)
     if lldp_unread:
         switches["lldp_unread"] = lldp_unread
+    unused = left_out(tests)
+    why = dict(left_out=unused, left_out_note="; ".join(
+        "%d failed because %s" % (count, RUN_CAUSES[cause]) for cause, count in sorted(unused.items())) + (
+        ": not evidence of the fabric, left out of the matrix")) if unused else {}
     if not rails:
         found = locate(fleet, {}, evidence, loss_rate=loss_rate)["findings"] if evidence["hosts"] else []
-        return found, dict(pairs=0, note="no pair test ran: nothing to locate", switches=switches)
+        return found, dict(dict(pairs=0, note="no pair test ran: nothing to locate" if not unused else
+                                "no pair test said anything of the fabric: nothing to locate", switches=switches), **why)
     # What the rules could not read on each endpoint: a driver that does not print a counter says nothing of it.
     not_reported = dict((name, gaps) for name, gaps in sorted(
         (name, unreported(found)) for name, found in (evidence.get("endpoints") or {}).items()) if gaps)
@@ -260,7 +289,7 @@ def findings_of(tests, hosts, retest_tests=None, cabling=None, switch_counters=N
     return result["findings"], dict(dict(pairs=summary.get("pairs", 0), reference_gbps=summary.get("reference_gbps"),
                                          suspects=suspects, transient=result["transient"], retests=retested,
                                          unexplained=summary.get("unexplained", 0), note=note, switches=switches),
-                                    **gaps)
+                                    **dict(gaps, **why))
 
 
 def pair_matrix(tests, findings, reference_gbps=None, bw_fraction=0.93, limit=64):

@@ -51,6 +51,10 @@ RETRY_DELAY_MAX = 1.0
 # module run (its slots, the async wrapper), and a generous lead costs nothing (nobody waits for it) but a lost
 # host's partners' wait.
 LEAD_FACTOR = 3.0
+# Seconds added to the lead beyond LEAD_FACTOR times the lock's call (validate_launch_margin): a launch of modules in
+# slow hosts (VMs on a loaded machine took over 40 s where the lock's call had taken a few) must not make the first
+# slots late; the lead costs nothing while every host is present.
+LAUNCH_MARGIN = 60.0
 # What a slot is expected to cost beside its test, begun when both sides are ready: the tools' start, the refused
 # tries of a client whose server is a little behind, the teardown. The collection's first poll is planned with it.
 READY_SECONDS = 1.0
@@ -117,7 +121,7 @@ def expected_seconds(args):
     return float(args["duration"]) if args.get("duration") else UNTIMED_SECONDS
 
 
-def host_parts(plan, now, clocks=None, max_offset=30.0, margin=SLOT_MARGIN, launch_margin=15.0, poll_delay=10.0):
+def host_parts(plan, now, clocks=None, max_offset=30.0, margin=SLOT_MARGIN, launch_margin=None, poll_delay=10.0):
     """The launch of ``plan`` (plan.plan's result with its ``assignments``): ``{"parts": {host: [slot, ...]},
     "launch": {t0, lead, slots: [{start, length}], duration, expected, ends, offsets, refused, spread, margin,
     retry_delay, poll_delay, poll_retries, async_timeout}}``. ``now``: the controller's time, which becomes ``t0``;
@@ -127,6 +131,7 @@ def host_parts(plan, now, clocks=None, max_offset=30.0, margin=SLOT_MARGIN, laun
     Each slot of a host's part: ``{slot, start, latest, end, role, test_id, args}``, seconds after ``t0``: ``start``
     the slot's worst-case start (nobody waits for it), ``latest`` the last moment this side may begin, ``end`` the
     slot's deadline. Raises LaunchError when a host's clock is off by more than ``max_offset``."""
+    launch_margin = LAUNCH_MARGIN if launch_margin is None else launch_margin
     if margin < 0 or launch_margin < 0 or poll_delay <= 0:
         raise LaunchError("the slot margin and the launch margin cannot be negative, nor the poll delay zero")
     offsets, refused = clock_offsets(clocks, max_offset)

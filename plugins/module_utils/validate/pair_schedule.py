@@ -132,16 +132,24 @@ class PartRunner(object):
     def run(self, slots):
         """The records of every slot of the part, in slot order."""
         records = []
-        for slot in sorted(slots, key=lambda item: item["slot"]):
+        ordered = sorted(slots, key=lambda item: item["slot"])
+        # When this part began, against the first slot's worst-case start (the launch's lead): a late start says which.
+        part_began = self.clock() - self.t0
+        lead = float(ordered[0]["start"]) if ordered else 0.0
+        for slot in ordered:
             latest, end = self.t0 + float(slot["latest"]), self.t0 + float(slot["end"])
             part = dict(role=slot["role"], test=dict(id=slot["test_id"]))
             began = self.clock()
             if began > latest:
+                why = ("the part began %.1f s after planning, beyond the launch's lead of %.1f s: raise "
+                       "validate_launch_margin" % (part_began, lead) if part_began > lead else
+                       "the part began %.1f s after planning, within the lead of %.1f s: an earlier slot overran"
+                       % (part_began, lead))
                 records.append(dict(test_id=slot["test_id"], role=slot["role"], passed=False, cause="late_start",
                                     msg="slot %d: this host reached it %.1f s after the last moment its test still "
-                                        "fitted (its part began late or an earlier slot overran); not run"
-                                        % (slot["slot"], began - latest),
-                                    command="", summary=None, result=None, slot=slot["slot"], began=None, ended=None))
+                                        "fitted (%s); not run" % (slot["slot"], began - latest, why),
+                                    command="", summary=None, result=None, slot=slot["slot"], began=None, ended=None,
+                                    part_began=round(part_began, 3)))
                 continue
             if slot["role"] == "server":
                 started, collected = self.server(slot, end)
@@ -151,7 +159,8 @@ class PartRunner(object):
                 result, tries = self.client(slot, latest, end)
                 record = side_outcome(part, client=result)[0]
                 record["connect_tries"] = tries
-            record.update(slot=slot["slot"], began=round(began - self.t0, 3), ended=round(self.clock() - self.t0, 3))
+            record.update(slot=slot["slot"], began=round(began - self.t0, 3), ended=round(self.clock() - self.t0, 3),
+                          part_began=round(part_began, 3))
             records.append(record)
             self.refresh_lock()
         return records

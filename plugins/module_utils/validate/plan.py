@@ -569,10 +569,11 @@ def render_html(report):
         summary["not_run"], (" &mdash; generated %s" % esc(generated_text(report["generated"]))) if report.get("generated") else ""))
     findings = report.get("findings") or []
     location = report.get("location") or {}
-    if findings or location.get("note"):
+    if findings or location.get("note") or location.get("left_out_note"):
         out.append("<h2>Fault location</h2>")
-        if location.get("note"):
-            out.append("<p>%s</p>" % esc(location["note"]))
+        for key in ("note", "left_out_note"):
+            if location.get(key):
+                out.append("<p>%s</p>" % esc(location[key]))
         if findings:
             out.append("<table><tr><th>part</th><th>which</th><th>confidence</th><th>action</th><th>evidence</th></tr>")
             for finding in findings:

@@ -98,6 +98,41 @@ def test_the_matrix_alone_names_the_nic_port_for_inspection_only():
     assert findings[0]["action"].startswith("inspect (one kind of evidence only)")
 
 
+@pytest.mark.parametrize("cause", ["late_start", "peer_lost", "port_in_use", "tool_missing"])
+def test_tests_failed_for_the_run_s_own_causes_name_no_part(cause):
+    """A host whose every test failed because it reached its slots too late (a slow controller, a launch that
+    overran its lead), lost its part, met a port another process held or lacked the tool: the tests stay failed in
+    the report, but the matrix is the other pairs' and no NIC is named for it, nor retested; the location says how
+    many it left out and why."""
+    tests = merged("gpu02")
+    for test in tests:
+        if test["status"] == "failed":
+            test["cause"] = cause
+    findings, location = findings_of(tests, hosts_with())
+    assert findings == [] and location["pairs"] == 10 and location["suspects"] == []
+    assert location["left_out"] == {cause: 5}
+    assert location["left_out_note"].startswith("5 failed because ")
+    assert location["left_out_note"].endswith("not evidence of the fabric, left out of the matrix")
+    assert retest_pairs(tests) == []
+    # The same host failing on a timeout is the fabric's evidence: named for inspection.
+    assert [f["id"] for f in findings_of(merged("gpu02"), hosts_with())[0]] == ["gpu02/mlx5_0"]
+    # Every test of a run left out: nothing to locate, and the location says why.
+    for test in tests:
+        test.update(status="failed", cause=cause, summary=None)
+    findings, location = findings_of(tests, hosts_with())
+    assert findings == [] and location["pairs"] == 0 and location["left_out"] == {cause: 15}
+    assert location["note"] == "no pair test said anything of the fabric: nothing to locate"
+    # A retest that failed for such a cause neither confirms nor clears its suspect.
+    suspect_tests = merged("gpu04")
+    pairs = retest_pairs(suspect_tests)
+    retests = retested(pairs, passed=False)
+    for test in retests:
+        test["cause"] = cause
+    _findings, location = findings_of(suspect_tests, hosts_with(), retest_tests=retests)
+    assert "gpu04/mlx5_0" in location["suspects"] and location["transient"] == []
+    assert location["note"].startswith("not every suspect was retested")
+
+
 def retested(pairs, passed):
     """The anchor retests as merge_results returns them, each ``passed`` or failed (a timeout, as a dead port's)."""
     return [dict(id="retest:ib_write_bw:%s->%s" % (pair["server"], pair["client"]), tool="ib_write_bw",
@@ -296,7 +331,8 @@ def test_the_reports_follow_the_published_schema_and_a_finding_it_does_not_know_
     reports = [report(merged(), hosts_with()),
                report(merged("gpu04"), hosts_with({"gpu04": {"rx_crc_errors_phy": 1840}}), switch_counters=switch_reads),
                report([], hosts_with()),
-               report(merged(), hung, addresses={"gpu03": ["172.16.64.245"]})]
+               report(merged(), hung, addresses={"gpu03": ["172.16.64.245"]}),
+               report([dict(t, status="failed", cause="late_start", summary=None) for t in merged()], hosts_with())]
     for built in reports:
         assert list(validator.iter_errors(built)) == [], built
     assert reports[1]["findings"] and reports[1]["location"]["switches"]["unread"]

@@ -32,10 +32,10 @@ def test_each_round_is_a_slot_and_every_host_gets_its_whole_part_once():
     assert [slot["length"] for slot in times["slots"]] == [10.0, 12.0] * 5
     # The slots count from the controller's time at planning, after a lead: three times what the lock's call took on all
     # hosts (2.5 s) and the launch margin.
-    assert times["t0"] == 2000.0 and times["lead"] == 3 * 2.5 + 15.0
+    assert times["t0"] == 2000.0 and times["lead"] == 3 * 2.5 + launch.LAUNCH_MARGIN
     starts = [slot["start"] for slot in times["slots"]]
-    assert starts == [22.5 + sum([13.0, 15.0][i % 2] for i in range(n)) for n in range(10)] and times["duration"] == 162.5
-    assert times["ends"] == 2000.0 + 162.5 + 1.0
+    assert starts == [7.5 + launch.LAUNCH_MARGIN + sum([13.0, 15.0][i % 2] for i in range(n)) for n in range(10)] and times["duration"] == 147.5 + launch.LAUNCH_MARGIN
+    assert times["ends"] == 2000.0 + 147.5 + launch.LAUNCH_MARGIN + 1.0
     # Expected: the launch's span, then every slot as long as its test and READY_SECONDS.
     assert times["expected"] == 2000.0 + 2.5 + 5 * (3.0 + launch.READY_SECONDS) + 5 * (5.0 + launch.READY_SECONDS)
     assert times["poll_retries"] * times["poll_delay"] >= times["ends"] - times["expected"]
@@ -66,7 +66,7 @@ def test_a_host_whose_clock_is_off_is_refused_by_name_and_the_spread_widens_the_
     assert side["latest"] == side["end"] - 2.0 - launch.slot_length(side["args"])
     # No clock reading (the lock off): the host's own clock is trusted, the launch gets the margin alone.
     bare = va.plan(hosts(4), ["ib_write_bw"], launch=dict(now=0.0, clocks={"n00": {"skipped": True}}))
-    assert bare["launch"]["offsets"] == {} and bare["launch"]["t0"] == 0.0 and bare["launch"]["slots"][0]["start"] == 15.0
+    assert bare["launch"]["offsets"] == {} and bare["launch"]["t0"] == 0.0 and bare["launch"]["slots"][0]["start"] == launch.LAUNCH_MARGIN
 
 
 def test_the_call_s_start_sets_the_launch_s_lead_and_the_middle_of_the_call_the_offset():
@@ -77,7 +77,8 @@ def test_the_call_s_start_sets_the_launch_s_lead_and_the_middle_of_the_call_the_
     offsets, refused = launch.clock_offsets(readings, 10.0)
     assert refused == {} and offsets["n00"] == 1010.0 - 1009.5 and launch.launch_span(readings) == 19.75
     planned = va.plan(hosts(4), ["ib_write_bw"], launch=dict(now=1020.0, clocks=readings))
-    assert planned["launch"]["lead"] == 3 * 19.75 + 15.0 and planned["launch"]["slots"][0]["start"] == 3 * 19.75 + 15.0
+    lead = 3 * 19.75 + launch.LAUNCH_MARGIN
+    assert planned["launch"]["lead"] == lead and planned["launch"]["slots"][0]["start"] == lead
     # Without the starts (an older lock result): the ends' spread, as before.
     bare = dict((host, dict(host_time=r["host_time"], controller_time=r["controller_time"])) for host, r in readings.items())
     assert launch.launch_span(bare) == 0.75 and launch.clock_offsets(bare, 10.0)[0]["n00"] == 1010.0 - 1019.0

@@ -123,6 +123,11 @@ def test_a_host_that_reaches_a_slot_too_late_skips_it_and_its_partner_says_what_
     mine = run_module(pair_schedule.main, module_args(planned, "a", lock=dict(path=lock, owner="run-1", stale_after=4)))
     theirs = result_of(proc)
     assert theirs["late"] == [0] and theirs["results"][0]["cause"] == "late_start"
+    # Its record says the part itself began past the lead (not that an earlier slot overran) and what to raise.
+    lead = planned["parts"]["b"][0]["start"]
+    assert theirs["results"][0]["part_began"] > lead
+    assert "beyond the launch's lead of %.1f s: raise validate_launch_margin" % lead in theirs["results"][0]["msg"]
+    assert all(r["part_began"] < lead for r in mine["results"])
     assert mine["results"][0]["role"] == "server" and mine["results"][0]["cause"] == "timeout"
     merged = va.merge_results(planned, mine["results"] + theirs["results"])
     assert [(t["status"], t["cause"]) for t in merged] == [("failed", "late_start"), ("passed", None)]
