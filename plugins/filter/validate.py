@@ -16,7 +16,7 @@ from ansible_collections.roce.fabric.plugins.module_utils.validate.findings impo
 from ansible_collections.roce.fabric.plugins.module_utils.validate.gpu import health_check
 from ansible_collections.roce.fabric.plugins.module_utils.validate.nccl import first_address, host_addresses, mpi_run
 from ansible_collections.roce.fabric.plugins.module_utils.validate.nccl import mpi_run_checks, rdma_addresses
-from ansible_collections.roce.fabric.plugins.module_utils.validate.plan import side_outcome
+from ansible_collections.roce.fabric.plugins.module_utils.validate.plan import part_of_fleet, partial_refusal, side_outcome
 from ansible_collections.roce.fabric.plugins.module_utils.validate.ssh import TrustError, key_options, settings_problems, trust_peers
 
 
@@ -156,12 +156,21 @@ def validate_nccl_env(discovered, tos=None, extra=None, contract=None):
     return nccl_environment(discovered if isinstance(discovered, dict) else {}, tos, extra)
 
 
+def validate_partial_problem(cabling, play_hosts, partial="refuse"):
+    """Why a play that holds only part of the fleet its cabling plan names is refused (module_utils/validate/plan.py
+    part_of_fleet), or "" when it holds all of it, none of it, or ``partial`` is ``plan``."""
+    if cabling is not None and not isinstance(cabling, dict):
+        raise AnsibleFilterError("validate_cabling must be a dict of hosts, not %s" % type(cabling).__name__)
+    part = part_of_fleet(cabling or {}, [str(host) for host in play_hosts or []])
+    return partial_refusal(part) if part and str(partial) != "plan" else ""
+
+
 class FilterModule:
 
     def filters(self):
         return {"validate_traffic_ports": validate_traffic_ports, "validate_nccl_env": validate_nccl_env,
                 "validate_mpi_run": validate_mpi_run, "validate_mpi_checks": validate_mpi_checks,
-                "validate_mpi_ssh_problems": validate_mpi_ssh_problems,
+                "validate_mpi_ssh_problems": validate_mpi_ssh_problems, "validate_partial_problem": validate_partial_problem,
                 "validate_side_outcome": validate_side_outcome, "validate_host_addresses": validate_host_addresses,
                 "validate_cabling_ports": validate_cabling_ports,
                 "mpi_key_options": mpi_key_options, "mpi_trust_peers": mpi_trust_peers,

@@ -223,8 +223,27 @@ options:
         the fault location compares each
         tested port's LLDP neighbour (the C(lldp) of its C(traffic <netdev>) check) with it, a port plugged in
         elsewhere being a miswire. Without a plan, the neighbours are checked for the rail's alignment.
+      - V(plan) - the fleet the validation is of: a play that holds some of its hosts but not all is a part of it (see
+        O(partial)).
     type: dict
     default: {}
+  play_hosts:
+    description:
+      - V(plan) - every host the play targets (C(ansible_play_hosts_all): failed and unreachable ones too), held
+        against O(cabling)'s hosts to tell a part of the fleet (a job slice, a C(--limit)) from the whole.
+      - Omitted, the hosts of O(hosts).
+    type: list
+    elements: str
+  partial:
+    description:
+      - V(plan) - what a play that holds some but not all of O(cabling)'s hosts gets. V(refuse) fails the plan with the
+        counts and the hosts it lacks, before any test runs (an AWX or Automation Controller job slice, whose
+        inventory is cut to the slice, is such a play). V(plan) plans the pair tests within the play's hosts and the
+        plan's and report's C(partial) say so (C(planned), C(held), C(missing)).
+      - A play that holds none of O(cabling)'s hosts is not a part of that fleet and is planned as it is.
+    type: str
+    choices: [refuse, plan]
+    default: refuse
   switch_counters:
     description:
       - V(write) - the switches' port counters read before and after the traffic, C({before, after}), each by switch
@@ -339,7 +358,8 @@ plan:
     O(execution=launch), C(assignments) is empty and C(parts) gives each host its slots (M(roce.fabric.pair_schedule)'s
     O(roce.fabric.pair_schedule#module:slots)), C(launch) the times - C(t0), C(lead), C(slots) (C(start), C(length)),
     C(duration), C(expected) (when the parts are expected to have ended), C(ends) (their worst case), C(retry_delay),
-    C(poll_delay), C(poll_retries), C(async_timeout), the clocks' C(offsets), C(spread) and C(margin). V(retests) - the
+    C(poll_delay), C(poll_retries), C(async_timeout), the clocks' C(offsets), C(spread) and C(margin). With
+    O(partial=plan) and a part of the fleet, C(partial) (C(planned), C(held), C(missing)). V(retests) - the
     anchor retests in the same shape (none - empty C(tests) and C(rounds)).
   returned: mode is plan or mode is retests
   type: dict
@@ -359,7 +379,8 @@ report:
     C(switches) - C(read) and C(unread) with why - C(note), and C(left_out) with C(left_out_note): the failed tests,
     by cause, that say nothing of the fabric (a slot reached too late, a lost part, a port another process held, a
     tool not installed) and are no evidence for the matrix), and with O(cabling) C(groups) (each host's leaves,
-    by which C(report.html) aggregates the pair matrix, a fleet's too large to draw). Above 512 tests C(report.html) lists and plots
+    by which C(report.html) aggregates the pair matrix, a fleet's too large to draw), and C(partial) when the plan was
+    of a part of the fleet (O(partial=plan)). Above 512 tests C(report.html) lists and plots
     only the tests that did not pass and counts the rest by round; C(report.json) holds them all.
   returned: mode is write
   type: dict
@@ -450,7 +471,14 @@ def planned(run, tools, pairs, port_base, id_prefix="", what="the plan needs"):
 
 def plan_tests(run):
     p = run.module.params
-    run.update(plan=planned(run, p["tests"], p["pairs"], p["port_base"]))
+    play_hosts = p["play_hosts"] if p["play_hosts"] is not None else list(p["hosts"])
+    part = _validate.part_of_fleet(p["cabling"], play_hosts)
+    if part and p["partial"] == "refuse":
+        run.fail(_validate.partial_refusal(part))
+    result = planned(run, p["tests"], p["pairs"], p["port_base"])
+    if part:
+        result["partial"] = part
+    run.update(plan=result)
 
 
 def plan_retests(run):
@@ -508,6 +536,9 @@ def write_report(run):
                                     generated=generated)
     retest_plan, retest_error = _findings.retest_plan_of(p["retest_plan"])
     retested = _validate.merge_results(retest_plan, p["results"]) if retest_plan else []
+    if (p["plan"] or {}).get("partial"):
+        # A part of the fleet, planned so when told (validate_partial: plan): the report says which part it is not.
+        report["partial"] = p["plan"]["partial"]
     if p["cabling"]:
         # Each host's leaves: the page aggregates a fleet's pair matrix by leaf.
         report["groups"] = _validate.cabling_groups(p["cabling"])
@@ -590,6 +621,8 @@ def main():
             plan=dict(type="dict"),
             retest_plan=dict(type="dict"),
             cabling=dict(type="dict", default={}),
+            play_hosts=dict(type="list", elements="str"),
+            partial=dict(type="str", choices=["refuse", "plan"], default="refuse"),
             switch_counters=dict(type="dict", default={}),
             loss_rate=dict(type="float", default=0.0001),
             addresses=dict(type="dict", default={}),

@@ -109,6 +109,28 @@ def cabling_groups(cabling):
     return groups
 
 
+def part_of_fleet(cabling, play_hosts):
+    """What a play holds of the fleet its cabling plan names: ``{planned, held, missing: [host, ...]}`` when the play
+    holds some of the plan's hosts but not all (a job slice, a ``--limit``), else None: it holds them all, or none
+    (the plan is another fleet's, and says nothing of these hosts). ``play_hosts``: every host the play targets,
+    failed or unreachable ones too, so that a host lost on the way is never taken for a slice."""
+    planned = set(str(host) for host in (cabling or {}))
+    held = planned & set(str(host) for host in (play_hosts or []))
+    if not held or held == planned:
+        return None
+    return dict(planned=len(planned), held=len(held), missing=sorted(planned - held))
+
+
+def partial_refusal(part, limit=5):
+    """The message that refuses a partial run (``part_of_fleet``)."""
+    missing = part["missing"]
+    named = ", ".join(missing[:limit]) + (" and %d more" % (len(missing) - limit) if len(missing) > limit else "")
+    return ("this play holds %d of the %d hosts the cabling plan (validate_cabling) names; %s are not in it (a job "
+            "slice or --limit?): pair tests within a part of the fleet leave the rest of its links and leaves "
+            "unchecked, so nothing was run. Validate the whole inventory in one job (no job slicing), or set "
+            "validate_partial: plan to plan within this part" % (part["held"], part["planned"], named))
+
+
 def plan(hosts, tests, pairs=None, port_base=18515, bw_fraction=0.9, min_bw_gbps=None, max_lat_usec=None,
          perftest=None, id_prefix="", schedule="auto", groups=None, full_max=FULL_MATRIX_MAX, sparse=None,
          launch=None):
@@ -567,6 +589,13 @@ def render_html(report):
     out.append("<p>Result: %s &mdash; %d passed, %d failed, %d skipped, %d not run%s</p>" % (
         _badge("passed" if report["passed"] else "failed"), summary["passed"], summary["failed"], summary["skipped"],
         summary["not_run"], (" &mdash; generated %s" % esc(generated_text(report["generated"]))) if report.get("generated") else ""))
+    partial = report.get("partial")
+    if isinstance(partial, dict) and partial.get("missing"):
+        # Planned within a part of the fleet when told (validate_partial: plan): what the run did not cover.
+        out.append("<p>A part of the fleet: %s of the %s hosts the cabling plan names; not in this run: %s</p>" % (
+            esc(str(partial.get("held"))), esc(str(partial.get("planned"))),
+            esc(", ".join(str(host) for host in partial["missing"][:DETAIL_LIMIT])
+                + (" and %d more" % (len(partial["missing"]) - DETAIL_LIMIT) if len(partial["missing"]) > DETAIL_LIMIT else ""))))
     findings = report.get("findings") or []
     location = report.get("location") or {}
     if findings or location.get("note") or location.get("left_out_note"):

@@ -222,3 +222,19 @@ def test_the_side_outcome_filter_as_ansible_loads_it():
     assert outcome({"role": "none", "args": {}}, None, None, None) == []
     with pytest.raises(AnsibleFilterError):
         outcome("client")
+
+
+def test_a_play_holding_part_of_the_cabled_fleet_is_refused_before_anything_runs():
+    """The role's first check (validate_partial_problem): the same judgement as the plan's, on the controller."""
+    from ansible_collections.roce.fabric.plugins.filter.validate import validate_partial_problem
+    cabling = dict(("gpu%03d" % n, {"ens1f0np0": dict(switch="leaf%d" % (n // 32), port="swp%d" % (n % 32 + 1))})
+                   for n in range(256))
+    problem = validate_partial_problem(cabling, ["gpu%03d" % n for n in range(64)])
+    assert problem.startswith("this play holds 64 of the 256 hosts the cabling plan (validate_cabling) names; "
+                              "gpu064, gpu065, gpu066, gpu067, gpu068 and 187 more are not in it")
+    assert validate_partial_problem(cabling, ["gpu%03d" % n for n in range(64)], "plan") == ""
+    assert validate_partial_problem(cabling, list(cabling) + ["login1"]) == ""
+    assert validate_partial_problem({}, ["gpu000"]) == "" and validate_partial_problem(None, ["gpu000"]) == ""
+    assert validate_partial_problem(cabling, ["node1", "node2"]) == ""  # another fleet's plan
+    with pytest.raises(AnsibleFilterError):
+        validate_partial_problem(["gpu000"], ["gpu000"])

@@ -343,3 +343,43 @@ def test_a_launched_plan_gives_each_host_its_part_and_the_wait_for_its_end():
     assert refused["failed"] and "the clocks of a are off" in refused["msg"]
     rounds = run_module(validation_report.main, dict(mode="plan", hosts=HOSTS, execution="rounds"))["plan"]
     assert rounds["execution"] == "rounds" and len(rounds["assignments"]) == 2 and "parts" not in rounds
+
+
+def test_a_play_that_holds_part_of_the_cabled_fleet_is_refused_or_planned_within_it_when_told(tmp_path):
+    """A job slice (AWX cuts the inventory to the slice) or a --limit: the cabling plan names four hosts and the play
+    holds two. Refused before any test is planned, with the counts and the hosts it lacks; planned within the two
+    with partial=plan, the plan and the report saying which hosts were left out. A host of the plan that is in the
+    play but unreachable (ansible_play_hosts_all, not the hosts that answered) is no slice; a plan of another fleet
+    (none of its hosts in the play) is planned as it is."""
+    cabling = dict((host, {"enp1s0": dict(switch="leaf1", port="swp%d" % n)}) for n, host in enumerate("abcd", 1))
+    refused = run_module(validation_report.main, dict(mode="plan", hosts=HOSTS, cabling=cabling, play_hosts=["a", "b"]))
+    assert refused["failed"] is True and "plan" not in refused
+    assert refused["msg"].startswith("this play holds 2 of the 4 hosts the cabling plan (validate_cabling) names; "
+                                     "c, d are not in it (a job slice or --limit?)")
+    assert "nothing was run" in refused["msg"] and "validate_partial: plan" in refused["msg"]
+    # play_hosts omitted: the hosts given are the play's.
+    assert run_module(validation_report.main, dict(mode="plan", hosts=HOSTS, cabling=cabling))["failed"] is True
+    plan = run_module(validation_report.main, dict(mode="plan", hosts=HOSTS, cabling=cabling, play_hosts=["a", "b"],
+                                                   partial="plan", tests=["ib_write_bw"], min_bw_gbps=0.01))["plan"]
+    assert plan["partial"] == dict(planned=4, held=2, missing=["c", "d"])
+    assert [t["id"] for t in plan["tests"]] == ["ib_write_bw:a->b"]
+    # c and d unreachable: still in the play (ansible_play_hosts_all), the whole fleet.
+    whole = run_module(validation_report.main, dict(mode="plan", hosts=HOSTS, cabling=cabling, play_hosts=list("abcd")))
+    assert "partial" not in whole["plan"] and not whole.get("failed")
+    other = dict((host, {"enp1s0": dict(switch="leaf9", port="swp1")}) for host in ("x1", "x2"))
+    assert "partial" not in run_module(validation_report.main, dict(mode="plan", hosts=HOSTS, cabling=other))["plan"]
+    # The report of the part says so, in report.json and on the page.
+    dest = str(tmp_path / "report")
+    written = run_module(validation_report.main, dict(mode="write", plan=plan, dest=dest, cabling=cabling, results=[]))
+    assert written["report"]["partial"] == dict(planned=4, held=2, missing=["c", "d"])
+    page = open(os.path.join(dest, "report.html")).read()
+    assert "A part of the fleet: 2 of the 4 hosts the cabling plan names; not in this run: c, d" in page
+    jsonschema = pytest.importorskip("jsonschema")
+    schema_path = os.path.join(os.path.dirname(__file__), "..", "..", "..", "..", "docs", "schemas",
+                               "validation-report.schema.json")
+    with open(schema_path) as handle:
+        schema = json.load(handle)
+    with open(os.path.join(dest, "report.json")) as handle:
+        written_json = json.load(handle)
+    assert list(jsonschema.Draft202012Validator(schema).iter_errors(written_json)) == []
+    assert list(jsonschema.Draft202012Validator(schema).iter_errors(dict(written_json, partial=dict(planned=4)))) != []
