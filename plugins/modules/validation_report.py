@@ -223,13 +223,13 @@ options:
         the fault location compares each
         tested port's LLDP neighbour (the C(lldp) of its C(traffic <netdev>) check) with it, a port plugged in
         elsewhere being a miswire. Without a plan, the neighbours are checked for the rail's alignment.
-      - V(plan) - the fleet the validation is of: a play that holds some of its hosts but not all is a part of it (see
+      - V(plan) - the fleet the validation is of; a play that holds some of its hosts but not all is a part of it (see
         O(partial)).
     type: dict
     default: {}
   play_hosts:
     description:
-      - V(plan) - every host the play targets (C(ansible_play_hosts_all): failed and unreachable ones too), held
+      - V(plan) - every host the play targets (C(ansible_play_hosts_all), failed and unreachable ones too), held
         against O(cabling)'s hosts to tell a part of the fleet (a job slice, a C(--limit)) from the whole.
       - Omitted, the hosts of O(hosts).
     type: list
@@ -376,7 +376,7 @@ report:
   description: V(write) - the report as written to C(report.json) (C(title), C(generated), C(summary), C(passed),
     C(hosts), C(tests), C(findings) (each C(part), C(id), C(confidence), C(evidence), C(action), C(replace),
     C(alternatives)) and C(location) (C(suspects), C(transient) - cleared by a retest that passed - C(retests),
-    C(switches) - C(read) and C(unread) with why - C(note), and C(left_out) with C(left_out_note): the failed tests,
+    C(switches) - C(read) and C(unread) with why - C(note), and C(left_out) with C(left_out_note) - the failed tests,
     by cause, that say nothing of the fabric (a slot reached too late, a lost part, a port another process held, a
     tool not installed) and are no evidence for the matrix), and with O(cabling) C(groups) (each host's leaves,
     by which C(report.html) aggregates the pair matrix, a fleet's too large to draw), and C(partial) when the plan was

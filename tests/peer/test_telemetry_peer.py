@@ -186,12 +186,12 @@ def test_prometheus_sees_the_rdma_traffic_of_a_perftest_run(telemetry):
     tx_bytes = 'rdma_netdev_transmit_bytes_total{host="node1",device="rxe0"}'
     tx_packets = 'rdma_packets_sent_total{host="node1",device="rxe0"}'
     busy_bytes, window = framed_rate(tx_bytes, started, ended)
-    busy_packets, _ = framed_rate(tx_packets, started, ended)
+    busy_packets, packets_window = framed_rate(tx_packets, started, ended)
     idle_bytes = scalar("rate(%s[8s])" % tx_bytes, quiet_end)
     idle_packets = scalar("rate(%s[8s])" % tx_packets, quiet_end)
     # Soft-RoCE under TCG moves a few MB/s: the run is far above 100 kB/s, an idle link far below 10 kB/s.
     assert busy_bytes > 100000, (busy_bytes, window, out)
-    assert busy_packets > 20, (busy_packets, window)
+    assert busy_packets > 20, (busy_packets, packets_window)
     assert idle_bytes is not None and idle_bytes < 10000, idle_bytes
     assert idle_packets is not None and idle_packets < 5, idle_packets
     # The receiving side counts the same run.

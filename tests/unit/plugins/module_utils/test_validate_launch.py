@@ -34,7 +34,9 @@ def test_each_round_is_a_slot_and_every_host_gets_its_whole_part_once():
     # hosts (2.5 s) and the launch margin.
     assert times["t0"] == 2000.0 and times["lead"] == 3 * 2.5 + launch.LAUNCH_MARGIN
     starts = [slot["start"] for slot in times["slots"]]
-    assert starts == [7.5 + launch.LAUNCH_MARGIN + sum([13.0, 15.0][i % 2] for i in range(n)) for n in range(10)] and times["duration"] == 147.5 + launch.LAUNCH_MARGIN
+    lead = 7.5 + launch.LAUNCH_MARGIN
+    assert starts == [lead + sum([13.0, 15.0][i % 2] for i in range(n)) for n in range(10)]
+    assert times["duration"] == lead + 140.0
     assert times["ends"] == 2000.0 + 147.5 + launch.LAUNCH_MARGIN + 1.0
     # Expected: the launch's span, then every slot as long as its test and READY_SECONDS.
     assert times["expected"] == 2000.0 + 2.5 + 5 * (3.0 + launch.READY_SECONDS) + 5 * (5.0 + launch.READY_SECONDS)
