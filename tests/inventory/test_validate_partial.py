@@ -1,8 +1,8 @@
 """A validation of part of the fleet its cabling plan names (an AWX job slice, a --limit), with ansible-playbook and
 no lab: the README's small site, its hosts on closed ports, and a cabling plan of its four GPU servers.
 
-- ``--limit gpu01,gpu02``: the validate role's first task refuses both hosts, naming what the play lacks, and
-  nothing connects to any host (a connection would have found it unreachable); the run exits non-zero.
+- ``--limit gpu01,gpu02``: the validate role's first task (once for the play) refuses it, naming what the play
+  lacks, and nothing connects to any host (a connection would have found it unreachable); the run exits non-zero.
 - ``validate_partial=plan``: the same play goes on to the hosts (here: unreachable, the closed ports).
 - The whole site: no refusal.
 
@@ -48,14 +48,18 @@ def test_a_limit_to_part_of_the_cabled_fleet_is_refused_before_anything_connects
     proc, out = validate(tmp_path, "--limit", "gpu01,gpu02")
     assert proc.returncode != 0
     refused = host_results(out, TASK)
-    assert sorted(refused) == ["gpu01", "gpu02"]
-    for result in refused.values():
-        assert result.get("failed") is True and result["msg"].startswith(REFUSED), result
-        assert "validate_partial: plan" in result["msg"]
-    # Nothing connected: no host unreachable, none went past the refusal.
+    # Once for the play (run_once): its failure ends the play for both hosts.
+    assert len(refused) == 1, refused
+    result = list(refused.values())[0]
+    assert result.get("failed") is True and result["msg"].startswith(REFUSED), result
+    assert "validate_partial: plan" in result["msg"]
+    # Nothing connected: no host unreachable, no task after the refusal ran on either.
     stats = out["stats"]
-    assert all(stats[host]["unreachable"] == 0 and stats[host]["failures"] == 1 for host in ("gpu01", "gpu02")), stats
+    assert all(stats[host]["unreachable"] == 0 for host in ("gpu01", "gpu02")), stats
+    assert sum(stats[host]["failures"] for host in ("gpu01", "gpu02")) == 1, stats
     assert "gpu03" not in stats and "gpu04" not in stats
+    after = [t["task"]["name"] for p in out["plays"] for t in p["tasks"]]
+    assert after[-1].endswith(TASK), after
 
 
 def test_told_to_plan_within_the_part_or_given_the_whole_fleet_the_run_goes_on_to_the_hosts(tmp_path):
